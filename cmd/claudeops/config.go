@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// config is the process-wide configuration. Names are the contract of
+// DESIGN.md ("Configuration"); secrets are unset from the environment after
+// parsing so that nothing started later can inherit them.
+type config struct {
+	SlackBotToken      string        `env:"SLACK_BOT_TOKEN,unset"`
+	SlackAppToken      string        `env:"SLACK_APP_TOKEN,unset"`
+	SlackSigningSecret string        `env:"SLACK_SIGNING_SECRET,unset"`
+	SlackAPIURL        string        `env:"SLACK_API_URL"`
+	MatrixHomeserver   string        `env:"MATRIX_HOMESERVER"`
+	MatrixUserID       string        `env:"MATRIX_USER_ID"`
+	MatrixAccessToken  string        `env:"MATRIX_ACCESS_TOKEN,unset"`
+	MatrixDeviceID     string        `env:"MATRIX_DEVICE_ID"`
+	DB                 string        `env:"CLAUDEOPS_DB" envDefault:"./claudeops.db"`
+	ClaudeBin          string        `env:"CLAUDEOPS_CLAUDE_BIN" envDefault:"claude"`
+	ClaudeEnv          []string      `env:"CLAUDEOPS_CLAUDE_ENV"`
+	Workdir            string        `env:"CLAUDEOPS_WORKDIR" envDefault:"."`
+	HTTPAddr           string        `env:"CLAUDEOPS_HTTP_ADDR"`
+	AllowedUsers       []string      `env:"CLAUDEOPS_ALLOWED_USERS"`
+	Admins             []string      `env:"CLAUDEOPS_ADMINS"`
+	MaxSessions        int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
+	IdleTimeout        time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
+	ApprovalTimeout    time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"24h"`
+	MaxLineBytes       int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
+	LogLevel           string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+}
+
+func loadConfig(environ []string) (config, error) {
+	var c config
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
+		return c, err
+	}
+	if c.MaxSessions < 1 {
+		return c, fmt.Errorf("CLAUDEOPS_MAX_SESSIONS must be at least 1, got %d", c.MaxSessions)
+	}
+	if c.MaxLineBytes < 64<<10 {
+		return c, fmt.Errorf("CLAUDEOPS_MAX_LINE_BYTES must be at least 65536, got %d", c.MaxLineBytes)
+	}
+	return c, nil
+}
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3").
+var version = ""
+
+func botVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+		if rev != "" {
+			if len(rev) > 12 {
+				rev = rev[:12]
+			}
+			if dirty {
+				rev += "-dirty"
+			}
+			return "devel-" + rev
+		}
+	}
+	return "devel"
+}

@@ -1,0 +1,29 @@
+module github.com/claudeops/claudeops
+
+go 1.26.0
+
+require (
+	github.com/caarlos0/env/v11 v11.4.2
+	github.com/mattn/go-sqlite3 v1.14.53
+	github.com/robfig/cron/v3 v3.0.1
+	github.com/slack-go/slack v0.35.0
+	maunium.net/go/mautrix v0.31.0
+)
+
+require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/rs/zerolog v1.35.1 // indirect
+	github.com/tidwall/gjson v1.19.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
+	go.mau.fi/util v0.10.1 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/exp v0.0.0-20260908205506-85c1c2202aba // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+)
