@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // ToolResultContent is a tool_result's content flattened to text: the CLI
@@ -81,21 +80,6 @@ func newDecoder() *decoder {
 	return &decoder{blocks: make(map[blockKey]*blockState)}
 }
 
-// envelope is the part every line shares. Decoding it once with the
-// type-specific fields saves a pass over the line.
-type wireSystem struct {
-	Meta
-	Type    string `json:"type"`
-	Subtype string `json:"subtype"`
-}
-
-type wireMessage struct {
-	ID      string          `json:"id"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-	Usage   Usage           `json:"usage"`
-}
-
 type wireAssistant struct {
 	Meta
 	Message           wireAssistantMessage `json:"message"`
@@ -109,33 +93,6 @@ type wireAssistantMessage struct {
 	Model   string         `json:"model"`
 	Content []ContentBlock `json:"content"`
 	Usage   Usage          `json:"usage"`
-}
-
-type wireUser struct {
-	Meta
-	Message  userMessageBody `json:"message"`
-	IsReplay bool            `json:"isReplay"`
-}
-
-type userMessageBody struct {
-	Content userContent `json:"content"`
-}
-
-// userContent is a user message's content: a string or blocks.
-type userContent struct {
-	text   string
-	blocks []ContentBlock
-}
-
-func (u *userContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		return json.Unmarshal(b, &u.text)
-	}
-	if len(b) > 0 && b[0] == 'n' {
-		return nil
-	}
-	return json.Unmarshal(b, &u.blocks)
 }
 
 type wireStream struct {
@@ -232,19 +189,9 @@ func (d *decoder) decodeTyped(typ, subtype string, line []byte) (Event, error) {
 		}
 		return ev, err
 	case "user":
-		var w wireUser
-		err := json.Unmarshal(line, &w)
-		ev := &User{Meta: w.Meta, Text: w.Message.Content.text, Blocks: w.Message.Content.blocks, IsReplay: w.IsReplay}
-		for _, b := range ev.Blocks {
-			switch b.Type {
-			case "tool_result":
-				ev.ToolResults = append(ev.ToolResults, b)
-			case "text":
-				if ev.Text != "" {
-					ev.Text += "\n"
-				}
-				ev.Text += b.Text
-			}
+		ev, err := decodeUserLine(line)
+		if ev == nil {
+			return nil, err
 		}
 		return ev, err
 	case "system":
@@ -558,15 +505,7 @@ func (s *scanner) str() (string, bool) {
 	if !escaped {
 		return string(raw[1 : len(raw)-1]), true
 	}
-	v, err := strconv.Unquote(string(raw))
-	if err != nil {
-		var out string
-		if json.Unmarshal(raw, &out) != nil {
-			return "", false
-		}
-		return out, true
-	}
-	return v, true
+	return string(unescape(raw[1 : len(raw)-1])), true
 }
 
 func (s *scanner) skipValue() bool {

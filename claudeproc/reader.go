@@ -124,8 +124,9 @@ func (r *Reader) truncated(prefix []byte, size int64) *Truncated {
 // first r.max bytes are returned; the rest was read and discarded.
 // The returned slice is valid until the next call.
 func (r *Reader) readLine() ([]byte, int64, error) {
-	// Give back memory after an unusually long line.
-	if cap(r.buf) > 1<<20 {
+	// Keep the buffer for the next long line, but give back memory after
+	// an unusually long one.
+	if cap(r.buf) > 4<<20 {
 		r.buf = nil
 	}
 	r.buf = r.buf[:0]

@@ -1,0 +1,11 @@
+package claudeproc
+
+import "runtime"
+
+type runtimeMem struct{ totalAlloc uint64 }
+
+func (m *runtimeMem) read() {
+	var s runtime.MemStats
+	runtime.ReadMemStats(&s)
+	m.totalAlloc = s.TotalAlloc
+}
