@@ -1,0 +1,135 @@
+package claudeproc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestBuildEnv(t *testing.T) {
+	parent := []string{
+		"PATH=/usr/bin", "HOME=/home/bot", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
+		"ANTHROPIC_API_KEY=sk-1", "ANTHROPIC_BASE_URL=http://x", "CLAUDE_CODE_USE_BEDROCK=1",
+		"DISABLE_TELEMETRY=1", "HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost",
+		"SLACK_BOT_TOKEN=xoxb-1", "SLACK_APP_TOKEN=xapp-1", "SLACK_SIGNING_SECRET=s",
+		"MATRIX_ACCESS_TOKEN=syt", "MATRIX_PASSWORD=pw", "CLAUDEOPS_DB=/data/db",
+		"AWS_SECRET_ACCESS_KEY=aws", "AWS_REGION=eu-west-1", "GITHUB_TOKEN=ghp", "RANDOM=1", "=weird", "NOEQUALS",
+	}
+	tests := []struct {
+		name  string
+		extra []string
+		want  []string
+	}{
+		{"allowlist only", nil, []string{
+			"PATH=/usr/bin", "HOME=/home/bot", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
+			"ANTHROPIC_API_KEY=sk-1", "ANTHROPIC_BASE_URL=http://x", "CLAUDE_CODE_USE_BEDROCK=1",
+			"DISABLE_TELEMETRY=1", "HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost",
+		}},
+		{"named extras and prefixes, secrets still refused", []string{"GITHUB_TOKEN", "AWS_*", "SLACK_BOT_TOKEN", "MATRIX_*", "*"}, []string{
+			"PATH=/usr/bin", "HOME=/home/bot", "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "TZ=UTC",
+			"ANTHROPIC_API_KEY=sk-1", "ANTHROPIC_BASE_URL=http://x", "CLAUDE_CODE_USE_BEDROCK=1",
+			"DISABLE_TELEMETRY=1", "HTTPS_PROXY=http://proxy:3128", "no_proxy=localhost",
+			"AWS_SECRET_ACCESS_KEY=aws", "AWS_REGION=eu-west-1", "GITHUB_TOKEN=ghp",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := BuildEnv(parent, tt.extra); !slices.Equal(got, tt.want) {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestArgs(t *testing.T) {
+	base := "-p --output-format stream-json --input-format stream-json --verbose --permission-prompt-tool stdio --include-partial-messages"
+	tests := []struct {
+		opts Options
+		want string
+	}{
+		{Options{}, base},
+		{Options{Resume: "abc", ForkSession: true, Model: "claude-sonnet-4-5", PermissionMode: "plan"},
+			base + " --resume abc --fork-session --model claude-sonnet-4-5 --permission-mode plan"},
+		{Options{ForkSession: true, SessionID: "u-1"}, base + " --session-id u-1"},
+		{Options{AppendSystemPrompt: "be brief", AllowedTools: []string{"Read", "Bash(git:*)"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 5, ExtraArgs: []string{"--add-dir", "/srv"}},
+			base + " --append-system-prompt be brief --allowedTools Read Bash(git:*) --disallowedTools WebFetch --max-turns 5 --add-dir /srv"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(tt.opts.Args(), " "); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
+		}
+	}
+}
+
+func TestParseVersionAndClassify(t *testing.T) {
+	tests := []struct {
+		out   string
+		want  Version
+		level Compatibility
+		err   bool
+	}{
+		{"2.1.330 (Claude Code)\n", Version{2, 1, 330}, CompatFull, false},
+		{"claude v1.0.22 (anthropic-2024-12-01)", Version{1, 0, 22}, CompatIncompatible, false},
+		{"2.1.0 (Claude Code)", Version{2, 1, 0}, CompatFull, false},
+		{"2.0.99 (Claude Code)", Version{2, 0, 99}, CompatIncompatible, false},
+		{"2.1.331 (Claude Code)", Version{2, 1, 331}, CompatDegraded, false},
+		{"3.0.0 (Claude Code)", Version{3, 0, 0}, CompatDegraded, false},
+		{"Claude Code", Version{}, 0, true},
+		{"", Version{}, 0, true},
+	}
+	for _, tt := range tests {
+		v, err := ParseVersion(tt.out)
+		if (err != nil) != tt.err {
+			t.Errorf("%q: err %v", tt.out, err)
+			continue
+		}
+		if tt.err {
+			continue
+		}
+		if v != tt.want || Classify(v) != tt.level {
+			t.Errorf("%q: %v %v, want %v %v", tt.out, v, Classify(v), tt.want, tt.level)
+		}
+	}
+}
+
+// fakeVersionBin writes a script that prints out for --version.
+func fakeVersionBin(t *testing.T, out string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCheckVersion(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		bin   string
+		level Compatibility
+		err   error
+	}{
+		{"tested", fakeVersionBin(t, "2.1.330 (Claude Code)"), CompatFull, nil},
+		{"newer", fakeVersionBin(t, "2.2.0 (Claude Code)"), CompatDegraded, nil},
+		{"older", fakeVersionBin(t, "1.0.22 (Claude Code)"), CompatIncompatible, ErrIncompatible},
+		{"unparseable", fakeVersionBin(t, "who knows"), CompatUnknown, nil},
+		{"missing", filepath.Join(t.TempDir(), "nope"), CompatNotFound, ErrNotFound},
+		{"not on PATH", "claude-definitely-not-installed", CompatNotFound, ErrNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			info, err := CheckVersion(ctx, tt.bin)
+			if info.Level != tt.level || !errors.Is(err, tt.err) || (tt.err == nil && err != nil) {
+				t.Errorf("level %v err %v, want %v %v", info.Level, err, tt.level, tt.err)
+			}
+			if info.Message == "" {
+				t.Error("no message")
+			}
+		})
+	}
+}

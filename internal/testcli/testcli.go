@@ -1,0 +1,55 @@
+// Package testcli finds the pinned Claude Code CLI that scripts/test
+// installs, for tests that run the real CLI.
+package testcli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// Version is the pinned CLI version the tests install and run.
+const Version = "2.1.330"
+
+// Bin returns the path of the pinned CLI. It uses CLAUDEOPS_TEST_CLAUDE_BIN,
+// else the copy scripts/test caches in <repo>/.cache. When neither exists
+// the test is skipped, unless CLAUDEOPS_REQUIRE_CLI=1 (set by scripts/test
+// and CI), where a missing CLI fails the test instead.
+func Bin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("CLAUDEOPS_TEST_CLAUDE_BIN"); p != "" {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Fatalf("CLAUDEOPS_TEST_CLAUDE_BIN=%s: %v", p, err)
+		}
+		return p
+	}
+	if root := repoRoot(); root != "" {
+		p := filepath.Join(root, ".cache", "claude-cli-"+Version, "node_modules", ".bin", "claude")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CLAUDEOPS_REQUIRE_CLI") == "1" {
+		t.Fatal("the pinned Claude Code CLI is not installed: run scripts/test")
+	}
+	t.Skip("the pinned Claude Code CLI is not installed (scripts/test installs it)")
+	return ""
+}
+
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
