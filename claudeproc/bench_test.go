@@ -102,3 +102,21 @@ func TestBigLineFixtureShape(t *testing.T) {
 		t.Fatalf("got %s", describe(evs[0]))
 	}
 }
+
+// TestStreamEventAllocsConstant: decoding a text_delta costs the same number
+// of allocations whatever the delta's length (amortised reassembly aside).
+func TestStreamEventAllocsConstant(t *testing.T) {
+	allocs := func(text string) float64 {
+		line := []byte(strings.Replace(smallDelta, "Hello from the fake model. messages_in_c", text, 1))
+		d := newDecoder()
+		return testing.AllocsPerRun(200, func() {
+			if _, ok := d.decode(bytes.TrimSpace(line)).(*StreamEvent); !ok {
+				t.Fatal("not a stream event")
+			}
+		})
+	}
+	short, long := allocs("hi"), allocs(strings.Repeat("word ", 400))
+	if short != long {
+		t.Errorf("allocs per event: %v for 2 bytes, %v for 2000 bytes", short, long)
+	}
+}

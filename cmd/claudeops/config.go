@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -44,7 +46,7 @@ func loadConfig(environ []string) (config, error) {
 		}
 	}
 	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
-		return c, err
+		return c, explainEnvError(err)
 	}
 	if c.MaxSessions < 1 {
 		return c, fmt.Errorf("CLAUDEOPS_MAX_SESSIONS must be at least 1, got %d", c.MaxSessions)
@@ -53,6 +55,29 @@ func loadConfig(environ []string) (config, error) {
 		return c, fmt.Errorf("CLAUDEOPS_MAX_LINE_BYTES must be at least 65536, got %d", c.MaxLineBytes)
 	}
 	return c, nil
+}
+
+// explainEnvError names the variable behind each field that failed to
+// parse: operators know CLAUDEOPS_IDLE_TIMEOUT, not IdleTimeout.
+func explainEnvError(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	var msgs []string
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			name := pe.Name
+			if f, ok := reflect.TypeFor[config]().FieldByName(pe.Name); ok {
+				name, _, _ = strings.Cut(f.Tag.Get("env"), ",")
+			}
+			msgs = append(msgs, fmt.Sprintf("%s: not a valid %s: %v", name, pe.Type, pe.Err))
+			continue
+		}
+		msgs = append(msgs, e.Error())
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3").

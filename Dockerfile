@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# claudeops: the Go bot (cgo, for SQLite) plus Node and the pinned Claude Code CLI.
+# No Docker engine runs where this project is developed: this file is kept
+# correct by reading (see README, "Docker").
+
+ARG GO_VERSION=1.26
+# Keep in step with claudeproc.TestedVersion and scripts/test.
+ARG CLAUDE_CLI_VERSION=2.1.330
+
+FROM golang:${GO_VERSION}-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+# mattn/go-sqlite3 needs cgo; the runtime stage is the same Debian release,
+# so the glibc the binary links against is there.
+RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+      -o /out/claudeops ./cmd/claudeops
+
+FROM node:20-bookworm-slim AS runtime
+ARG CLAUDE_CLI_VERSION
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates git tini \
+ && rm -rf /var/lib/apt/lists/*
+RUN npm install -g --no-audit --no-fund "@anthropic-ai/claude-code@${CLAUDE_CLI_VERSION}" \
+ && npm cache clean --force \
+ && claude --version
+RUN useradd --create-home --uid 10001 --shell /bin/bash claudeops \
+ && mkdir -p /data /work \
+ && chown claudeops:claudeops /data /work
+COPY --from=build /out/claudeops /usr/local/bin/claudeops
+
+USER claudeops
+ENV HOME=/home/claudeops \
+    CLAUDEOPS_DB=/data/claudeops.db \
+    CLAUDEOPS_WORKDIR=/work \
+    CLAUDEOPS_CLAUDE_BIN=claude \
+    DISABLE_AUTOUPDATER=1
+# The database (and, later, Matrix crypto state beside it) lives here.
+VOLUME ["/data"]
+WORKDIR /work
+# tini reaps the CLI's children and forwards SIGTERM for an orderly shutdown.
+ENTRYPOINT ["tini", "--", "claudeops"]
