@@ -155,6 +155,7 @@ type Process struct {
 	idPrefix string
 	inTurn   bool
 	gone     bool // reaped: no new control requests
+	reaped   bool // cmd.Wait returned: the pid (our group id) may be reused
 
 	exited   chan struct{} // closed when the process has been reaped
 	exitInfo ExitInfo
@@ -257,7 +258,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		defer close(readDone)
 		p.readLoop()
 	}()
-	go p.wait(readDone, stderrDone)
+	go p.wait(readDone, stderrDone, errR)
 	_ = ctx // spawning does not block; the process outlives ctx by design
 	return p, nil
 }
@@ -341,8 +342,11 @@ func (p *Process) drainStderr(r *os.File) {
 // wait reaps the process, then makes sure nothing of it survives: the
 // process group is killed (tools it left behind) and stdout is closed if a
 // stray holder keeps it open. Then the final event is queued.
-func (p *Process) wait(readDone, stderrDone chan struct{}) {
+func (p *Process) wait(readDone, stderrDone chan struct{}, stderrR *os.File) {
 	err := p.cmd.Wait()
+	p.mu.Lock()
+	p.reaped = true
+	p.mu.Unlock()
 	// Whatever is left in the group (a tool the CLI started) goes too.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	p.stdinMu.Lock()
@@ -352,6 +356,7 @@ func (p *Process) wait(readDone, stderrDone chan struct{}) {
 
 	// The reader ends at EOF once every writer of stdout is gone. A process
 	// that escaped the group could keep it open: stop waiting after a grace.
+	deadline := time.Now().Add(p.opts.StopGrace)
 	select {
 	case <-readDone:
 	case <-time.After(p.opts.StopGrace):
@@ -360,10 +365,17 @@ func (p *Process) wait(readDone, stderrDone chan struct{}) {
 		<-readDone
 	}
 	p.stdout.Close()
+	// Such a process usually holds stderr too. Give up on it by the same
+	// deadline (and within a second), and close it so that the drain ends
+	// and the tail is final.
+	stderrWait := time.NewTimer(min(time.Until(deadline), time.Second))
 	select {
 	case <-stderrDone:
-	case <-time.After(time.Second):
+	case <-stderrWait.C:
+		stderrR.Close()
+		<-stderrDone
 	}
+	stderrWait.Stop()
 
 	info := ExitInfo{Code: p.cmd.ProcessState.ExitCode(), StderrTail: p.stderr.String()}
 	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -448,12 +460,12 @@ func (p *Process) stop(ctx context.Context) {
 		return
 	}
 	p.setTerm("sent SIGTERM after stdin close was not enough")
-	_ = syscall.Kill(-p.Pid(), syscall.SIGTERM)
+	p.signalGroup(syscall.SIGTERM)
 	if p.waitExit(ctx, grace) {
 		return
 	}
 	p.setTerm("ignored SIGTERM for " + grace.String())
-	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+	p.signalGroup(syscall.SIGKILL)
 	<-p.exited
 }
 
@@ -466,8 +478,18 @@ func (p *Process) setTerm(s string) {
 // Kill ends the process group at once with SIGKILL.
 func (p *Process) Kill() {
 	p.setTerm("killed")
-	_ = syscall.Kill(-p.Pid(), syscall.SIGKILL)
+	p.signalGroup(syscall.SIGKILL)
 	<-p.exited
+}
+
+// signalGroup signals the process group, unless the process has been reaped:
+// its pid, the group's id, may name another group by then.
+func (p *Process) signalGroup(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped {
+		_ = syscall.Kill(-p.Pid(), sig)
+	}
 }
 
 func (p *Process) waitExit(ctx context.Context, d time.Duration) bool {
@@ -509,6 +531,10 @@ func (p *Process) writeLine(v any) error {
 		return ErrExited
 	}
 	if _, err := p.stdin.Write(b); err != nil {
+		if errors.Is(err, syscall.EPIPE) {
+			// The CLI has died and is not reaped yet.
+			return fmt.Errorf("write to claude stdin: %w (%w)", ErrExited, err)
+		}
 		return fmt.Errorf("write to claude stdin: %w", err)
 	}
 	return nil
