@@ -3,4 +3,22 @@
 // requests keyed by request_id, who may decide them, expiry, "always allow",
 // and AskUserQuestion answers. It holds state and makes decisions; it does no
 // I/O and knows nothing of Slack or Matrix.
+//
+// Invariants:
+//
+//   - Pure logic: no I/O, no goroutines, no clock of its own. Time comes
+//     from the func() time.Time given to NewRegistry. It imports no other
+//     package of this repository.
+//   - Rules: Evaluate lets a matching deny at any scope win over any allow,
+//     and returns "" (ask a human) when nothing matches. Allow rules are
+//     read strictly and deny rules broadly: a Bash allow rule must match
+//     every simple command of a compound command and never matches one with
+//     command substitution; an input a rule cannot read matches deny rules
+//     and no allow rule. See Rule.Matches.
+//   - Decisions: a request is decided at most once. Registry.Decide checks
+//     the id, then who decides (the thread's starter or an admin), then the
+//     state, then the expiry; the first valid decision wins and every later
+//     one, a repeated click included, gets an error naming why. A decided,
+//     expired or cancelled request never changes again.
+//   - The registry is safe for concurrent use and hands out copies only.
 package approvals

@@ -281,6 +281,29 @@ type Result struct {
 	PermissionDenials []PermissionDenial `json:"permission_denials"`
 	Errors            []string           `json:"errors"`
 	APIErrorStatus    int                `json:"api_error_status"`
+	// ModelUsageSinceLastResult is this turn's usage per model; the other
+	// cost and usage figures are cumulative for the session.
+	ModelUsageSinceLastResult map[string]ModelUsage `json:"model_usage_since_last_result"`
+}
+
+// ModelUsage is one model's usage in a result.
+type ModelUsage struct {
+	InputTokens  int64   `json:"inputTokens"`
+	OutputTokens int64   `json:"outputTokens"`
+	CostUSD      float64 `json:"costUSD"`
+}
+
+// TurnCostUSD is what this turn cost: the sum over models since the last
+// result, or the session's total when the CLI does not say.
+func (r *Result) TurnCostUSD() float64 {
+	if r.ModelUsageSinceLastResult == nil {
+		return r.TotalCostUSD
+	}
+	var c float64
+	for _, u := range r.ModelUsageSinceLastResult {
+		c += u.CostUSD
+	}
+	return c
 }
 
 // Duration is the turn's wall time as the CLI measured it.

@@ -3,4 +3,24 @@
 // bot keeps — threads and their Claude sessions, approvals, rules,
 // schedules and runs, usage, sync cursors and processed event ids. It holds
 // no business rules.
+//
+// Invariants:
+//
+//   - Two pools over one file, in the manner of go.mau.fi/util/dbutil: a write
+//     pool of exactly one connection whose transactions begin IMMEDIATE
+//     (so a transaction never fails to upgrade from read to write), and a
+//     read-only pool (mode=ro) for queries. WAL lets the readers run beside
+//     the writer.
+//   - Every connection of both pools is opened with journal_mode=WAL,
+//     busy_timeout=10000 ms, foreign_keys=ON and synchronous=FULL: a
+//     committed write survives power loss, and a write that meets another
+//     process's lock waits up to 10 s instead of failing.
+//   - The schema version is PRAGMA user_version. Each migration runs in its
+//     own transaction together with the version bump, so a crash leaves the
+//     database at a whole version. A database newer than this binary is
+//     refused with an error wrapping ErrNewerSchema.
+//   - Times are stored as UTC Unix milliseconds; the zero time.Time is stored
+//     as NULL. Times come back in UTC, truncated to the millisecond.
+//   - Every method takes ctx first, is safe for concurrent use, and wraps its
+//     errors with the operation and the record's key.
 package store

@@ -32,9 +32,12 @@ type config struct {
 	Admins             []string      `env:"CLAUDEOPS_ADMINS"`
 	MaxSessions        int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
 	IdleTimeout        time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
-	ApprovalTimeout    time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"24h"`
+	ApprovalTimeout    time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
 	MaxLineBytes       int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
 	LogLevel           string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
+	// that act as someone other than the operator.
+	ConsoleTestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
 }
 
 func loadConfig(environ []string) (config, error) {

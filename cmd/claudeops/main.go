@@ -21,11 +21,11 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run is main without the process globals, so tests can call it.
-func run(args []string, environ []string, stdout, stderr io.Writer) int {
+func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := loadConfig(environ)
 	if err != nil {
 		fmt.Fprintf(stderr, "claudeops: configuration: %v\n", err)
@@ -48,7 +48,7 @@ func run(args []string, environ []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return code
 		}
-		return runBot(ctx, cfg, cmd == "console", log, stderr)
+		return runBot(ctx, cfg, cmd == "console", log, stdin, stdout)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return 0

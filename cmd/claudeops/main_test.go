@@ -40,7 +40,7 @@ func TestVersionCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := []string{"CLAUDEOPS_CLAUDE_BIN=" + tt.bin(t), "PATH=" + os.Getenv("PATH")}
-			code := run(tt.args, env, &out, &errb)
+			code := run(tt.args, env, strings.NewReader(""), &out, &errb)
 			all := out.String() + errb.String()
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; output:\n%s", code, tt.code, all)
@@ -56,10 +56,10 @@ func TestVersionCommand(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"version"}, []string{"CLAUDEOPS_MAX_SESSIONS=zero"}, &out, &errb); code != claudeproc.ExitConfig || !strings.Contains(errb.String(), "CLAUDEOPS_MAX_SESSIONS") {
+	if code := run([]string{"version"}, []string{"CLAUDEOPS_MAX_SESSIONS=zero"}, nil, &out, &errb); code != claudeproc.ExitConfig || !strings.Contains(errb.String(), "CLAUDEOPS_MAX_SESSIONS") {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
-	if code := run([]string{"frobnicate"}, nil, &out, &errb); code != 2 {
+	if code := run([]string{"frobnicate"}, nil, nil, &out, &errb); code != 2 {
 		t.Errorf("unknown command exit %d", code)
 	}
 }

@@ -1,0 +1,242 @@
+package adapters
+
+import (
+	"context"
+	"time"
+)
+
+// ThreadRef addresses one conversation: a Slack thread, a Matrix thread, a
+// console thread. Platform names the adapter ("slack", "matrix", "console").
+type ThreadRef struct {
+	Platform string
+	// Channel is the Slack channel id (or team/channel), the Matrix room id,
+	// "console" for the console.
+	Channel string
+	// Thread is the thread root: Slack thread_ts, Matrix root event id, the
+	// console thread's name.
+	Thread string
+}
+
+// Key is the thread's stable identity in the store.
+func (t ThreadRef) Key() string { return t.Platform + "/" + t.Channel + "/" + t.Thread }
+
+// ChannelKey identifies the thread's channel across threads.
+func (t ThreadRef) ChannelKey() string { return t.Platform + "/" + t.Channel }
+
+func (t ThreadRef) String() string { return t.Key() }
+
+// MessageRef addresses one message the bot posted, for edits.
+type MessageRef struct {
+	Thread ThreadRef
+	ID     string
+}
+
+// User is who sent an event, as the platform identifies them. ID is the
+// immutable id decisions are checked against; Name is for display.
+type User struct {
+	ID   string
+	Name string
+}
+
+// EventKind says what an Event carries.
+type EventKind int
+
+const (
+	// EventMessage is a message posted in a thread.
+	EventMessage EventKind = iota
+	// EventAction is a click on one of the bot's prompts (a button, a
+	// reaction, a poll vote).
+	EventAction
+)
+
+// File is a file attached to a message.
+type File struct {
+	Name     string
+	MimeType string
+	Data     []byte
+}
+
+// Event is what an adapter delivers to the bot.
+type Event struct {
+	Kind   EventKind
+	Thread ThreadRef
+	// MessageID is the message's identity on its platform, the dedupe key:
+	// Slack team/channel/ts, a Matrix event id. Two deliveries of the same
+	// post carry the same MessageID.
+	MessageID string
+	User      User
+	// Text of a message, without the mention of the bot.
+	Text string
+	// Mentioned is true when the message addressed the bot (a mention, a
+	// DM, a slash command, the console).
+	Mentioned bool
+	Files     []File
+
+	// For EventAction: the prompt clicked and the choice made.
+	PromptID string
+	// Choice is an approval choice ("allow", "allow_thread", "allow_always",
+	// "deny") or, for questions, "answer".
+	Choice string
+	// Values are the selected option numbers (1-based, as text) or free text.
+	Values []string
+	// Reason comes with a deny.
+	Reason string
+
+	At time.Time
+}
+
+// MessageKind says how a message should be shown.
+type MessageKind int
+
+const (
+	// KindText is Claude's text: Markdown, streamed (Final false) and then
+	// complete (Final true).
+	KindText MessageKind = iota
+	// KindTool is one tool's activity line, edited as the tool runs.
+	KindTool
+	// KindNotice is something the bot says: errors, queue positions, command
+	// output. Markdown.
+	KindNotice
+	// KindFooter ends a turn: duration, cost, turns.
+	KindFooter
+)
+
+// ToolState is where a tool call stands.
+type ToolState int
+
+const (
+	ToolRunning ToolState = iota
+	ToolOK
+	ToolFailed
+	// ToolDenied: the call was not allowed.
+	ToolDenied
+)
+
+// Tool is a tool activity line: "⚙ Bash `make test` 12s" → "✓ Bash `make test` 14s: ok".
+type Tool struct {
+	Name string
+	// Input is the key input: the command, the path, the URL, the pattern.
+	Input   string
+	State   ToolState
+	Elapsed time.Duration
+	// Preview is the first part of the tool's output (or error).
+	Preview string
+	// Depth > 0 nests a subagent's tool under the Agent call that runs it.
+	Depth int
+}
+
+// Message is something the bot posts in a thread.
+type Message struct {
+	Kind MessageKind
+	// Text is Markdown (KindText, KindNotice, KindFooter).
+	Text string
+	// Final marks a streamed text message as complete.
+	Final bool
+	// Tool is set for KindTool.
+	Tool *Tool
+	// Error marks notices and footers that report a failure.
+	Error bool
+}
+
+// PromptKind says what a prompt asks.
+type PromptKind int
+
+const (
+	// PromptApproval asks whether a tool may run: Allow / Allow for thread /
+	// Always allow / Deny.
+	PromptApproval PromptKind = iota
+	// PromptQuestion asks Claude's AskUserQuestion questions.
+	PromptQuestion
+)
+
+// Choices of an approval, in the order every platform shows them.
+var ApprovalChoices = []Choice{
+	{ID: "allow", Label: "Allow", Typed: "allow"},
+	{ID: "allow_thread", Label: "Allow for thread", Typed: "allow thread"},
+	{ID: "allow_always", Label: "Always allow", Typed: "allow always"},
+	{ID: "deny", Label: "Deny", Typed: "deny [reason]"},
+}
+
+// Choice is one button of an approval prompt.
+type Choice struct {
+	ID    string // sent back in Event.Choice
+	Label string
+	Typed string // the typed reply that makes the same choice
+}
+
+// Option is one answer of a question.
+type Option struct {
+	Label       string
+	Description string
+}
+
+// Question is one of AskUserQuestion's questions. Free text ("Other") is
+// always possible by replying in the thread.
+type Question struct {
+	Text    string
+	Header  string
+	Options []Option
+	Multi   bool
+}
+
+// PromptState is where a prompt stands; prompts are edited when it changes.
+type PromptState int
+
+const (
+	PromptPending PromptState = iota
+	PromptDecided
+	PromptExpired
+	PromptCancelled
+)
+
+// Prompt is an approval request or a question. ID is opaque: it is all a
+// click carries back.
+type Prompt struct {
+	ID   string
+	Kind PromptKind
+	// Title: "Bash wants to run", "Claude asks".
+	Title string
+	// Tool and Detail show what is asked: the exact command, a diff-like view
+	// of an edit (Markdown, already truncated for display).
+	Tool   string
+	Detail string
+	// Choices for PromptApproval (ApprovalChoices).
+	Choices []Choice
+	// Questions for PromptQuestion.
+	Questions []Question
+
+	State PromptState
+	// Outcome says who decided what, once State is not pending: "Allowed by
+	// @ana", "Denied by @bo: too risky", "Expired".
+	Outcome string
+}
+
+// Adapter is one chat platform as the bot sees it. Methods are safe for
+// concurrent use and may block on platform rate limits until ctx ends.
+type Adapter interface {
+	// Name is the platform name used in ThreadRef.Platform.
+	Name() string
+	// Run receives events until ctx ends. An event is acknowledged to the
+	// platform only after deliver returns nil.
+	Run(ctx context.Context, deliver func(context.Context, Event) error) error
+	// Post sends a message into a thread.
+	Post(ctx context.Context, t ThreadRef, m Message) (MessageRef, error)
+	// Edit replaces a message the bot posted.
+	Edit(ctx context.Context, ref MessageRef, m Message) error
+	// Ask posts a prompt (buttons, reactions, or text with typed replies).
+	Ask(ctx context.Context, t ThreadRef, p Prompt) (MessageRef, error)
+	// UpdatePrompt shows a prompt's new state; its controls stop working.
+	UpdatePrompt(ctx context.Context, ref MessageRef, p Prompt) error
+}
+
+// Pacer is optional: adapters that limit how often a live message may be
+// edited declare the interval; the bot coalesces updates to it.
+type Pacer interface {
+	EditInterval() time.Duration
+}
+
+// Teller is optional: adapters that can tell one user something only they
+// see (a Slack ephemeral message). Others get a notice in the thread.
+type Teller interface {
+	Tell(ctx context.Context, t ThreadRef, user User, text string) error
+}

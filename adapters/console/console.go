@@ -1,0 +1,387 @@
+// Package console is the terminal adapter, the embedded default: each line
+// typed is a message in the current thread ("main" until `/thread <name>`
+// switches), and everything the bot posts is printed as plain lines
+// prefixed with the thread's name. It needs no terminal: stdin may be a pipe,
+// so conversations can be scripted.
+package console
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+// Platform is the console's ThreadRef.Platform and Channel.
+const Platform = "console"
+
+// OperatorID is the console user's id: the operator, who may do everything.
+const OperatorID = "operator"
+
+// Options configure the console.
+type Options struct {
+	In  io.Reader
+	Out io.Writer
+	// UserName is shown for the operator (default "operator").
+	UserName string
+	// TestHooks enables `/as <user-id> <text>`, which sends a line as another
+	// user, so tests can act as someone who may not approve.
+	TestHooks bool
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Adapter is the console adapter.
+type Adapter struct {
+	in        io.Reader
+	now       func() time.Time
+	user      adapters.User
+	testHooks bool
+
+	mu      sync.Mutex
+	out     *bufio.Writer
+	seq     int64
+	current string
+	texts   map[string]*liveText // message id -> what was printed
+	tools   map[string]time.Time // message id -> last time a running tool was printed
+	prompts map[string]adapters.Prompt
+	eof     chan struct{}
+	idBase  string
+}
+
+type liveText struct {
+	thread  string
+	printed int // bytes of text already printed (whole lines only)
+	text    string
+}
+
+// New makes a console adapter.
+func New(o Options) *Adapter {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	name := o.UserName
+	if name == "" {
+		name = OperatorID
+	}
+	return &Adapter{
+		in:        o.In,
+		out:       bufio.NewWriter(o.Out),
+		now:       o.Now,
+		user:      adapters.User{ID: OperatorID, Name: name},
+		testHooks: o.TestHooks,
+		current:   "main",
+		texts:     make(map[string]*liveText),
+		tools:     make(map[string]time.Time),
+		prompts:   make(map[string]adapters.Prompt),
+		eof:       make(chan struct{}),
+		// Message ids must stay unique across restarts: they are the dedupe key.
+		idBase: strconv.FormatInt(o.Now().UnixNano(), 36),
+	}
+}
+
+// Name implements adapters.Adapter.
+func (a *Adapter) Name() string { return Platform }
+
+// InputClosed is closed when stdin reaches EOF.
+func (a *Adapter) InputClosed() <-chan struct{} { return a.eof }
+
+// Thread returns the ref of a console thread.
+func Thread(name string) adapters.ThreadRef {
+	return adapters.ThreadRef{Platform: Platform, Channel: Platform, Thread: name}
+}
+
+// Run reads lines until EOF or ctx ends. EOF is not an error: Run returns
+// nil and InputClosed is closed, so the caller can let running turns finish.
+func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
+	lines := make(chan string)
+	errc := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(a.in)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		errc <- sc.Err()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case line, ok := <-lines:
+			if !ok {
+				close(a.eof)
+				select {
+				case err := <-errc:
+					if err != nil {
+						return fmt.Errorf("read console input: %w", err)
+					}
+				default:
+				}
+				return nil
+			}
+			a.handleLine(ctx, line, deliver)
+		}
+	}
+}
+
+func (a *Adapter) handleLine(ctx context.Context, line string, deliver func(context.Context, adapters.Event) error) {
+	text := strings.TrimSpace(line)
+	if text == "" {
+		return
+	}
+	user := a.user
+	if rest, ok := strings.CutPrefix(text, "/thread"); ok && (rest == "" || rest[0] == ' ') {
+		name := strings.TrimSpace(rest)
+		a.mu.Lock()
+		if name == "" {
+			a.printf(a.current, "* current thread: %s", a.current)
+		} else if strings.ContainsAny(name, " /") {
+			a.printf(a.current, "* a thread name is one word without '/'")
+		} else {
+			a.current = name
+			a.printf(name, "* switched to thread %s", name)
+		}
+		a.flush()
+		a.mu.Unlock()
+		return
+	}
+	if rest, ok := strings.CutPrefix(text, "/as "); ok && a.testHooks {
+		id, msg, _ := strings.Cut(strings.TrimSpace(rest), " ")
+		user = adapters.User{ID: id, Name: id}
+		text = strings.TrimSpace(msg)
+		if text == "" {
+			return
+		}
+	}
+	a.mu.Lock()
+	a.seq++
+	ev := adapters.Event{
+		Kind:      adapters.EventMessage,
+		Thread:    Thread(a.current),
+		MessageID: a.idBase + "-" + strconv.FormatInt(a.seq, 10),
+		User:      user,
+		Text:      text,
+		Mentioned: true,
+		At:        a.now(),
+	}
+	a.mu.Unlock()
+	if err := deliver(ctx, ev); err != nil {
+		a.mu.Lock()
+		a.printf(ev.Thread.Thread, "* not delivered: %v", err)
+		a.flush()
+		a.mu.Unlock()
+	}
+}
+
+func (a *Adapter) nextID() string {
+	a.seq++
+	return "m" + strconv.FormatInt(a.seq, 10)
+}
+
+// Post implements adapters.Adapter.
+func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ref := adapters.MessageRef{Thread: t, ID: a.nextID()}
+	a.render(ref, m)
+	return ref, a.flush()
+}
+
+// Edit implements adapters.Adapter. Text messages print what was added
+// (whole lines while streaming, the rest when final); tool lines print when
+// they finish, and while running at most every 10 s.
+func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.render(ref, m)
+	return a.flush()
+}
+
+func (a *Adapter) render(ref adapters.MessageRef, m adapters.Message) {
+	th := ref.Thread.Thread
+	switch m.Kind {
+	case adapters.KindText:
+		lt := a.texts[ref.ID]
+		if lt == nil {
+			lt = &liveText{thread: th}
+			a.texts[ref.ID] = lt
+		}
+		if !strings.HasPrefix(m.Text, lt.text[:lt.printed]) {
+			// Rewritten rather than extended: show it again, whole.
+			a.printf(th, "claude: (edited)")
+			lt.printed = 0
+		}
+		lt.text = m.Text
+		end := lt.printed
+		if m.Final {
+			end = len(m.Text)
+		} else if i := strings.LastIndexByte(m.Text, '\n'); i+1 > end {
+			end = i + 1
+		}
+		if end > lt.printed {
+			for _, l := range strings.Split(strings.TrimSuffix(m.Text[lt.printed:end], "\n"), "\n") {
+				a.printf(th, "claude: %s", l)
+			}
+			lt.printed = end
+		}
+		if m.Final {
+			delete(a.texts, ref.ID)
+		}
+	case adapters.KindTool:
+		t := m.Tool
+		if t == nil {
+			return
+		}
+		indent := strings.Repeat("  ", t.Depth)
+		switch t.State {
+		case adapters.ToolRunning:
+			last, seen := a.tools[ref.ID]
+			if seen && a.now().Sub(last) < 10*time.Second {
+				return
+			}
+			a.tools[ref.ID] = a.now()
+			if seen {
+				a.printf(th, "%s⚙ %s: %s (%s)", indent, t.Name, t.Input, roundDur(t.Elapsed))
+			} else {
+				a.printf(th, "%s⚙ %s: %s", indent, t.Name, t.Input)
+			}
+		default:
+			delete(a.tools, ref.ID)
+			mark := map[adapters.ToolState]string{adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
+			s := fmt.Sprintf("%s%s %s: %s (%s)", indent, mark, t.Name, t.Input, roundDur(t.Elapsed))
+			if t.Preview != "" {
+				s += " → " + oneLine(t.Preview, 160)
+			}
+			a.printf(th, "%s", s)
+		}
+	case adapters.KindNotice:
+		for _, l := range strings.Split(m.Text, "\n") {
+			a.printf(th, "* %s", l)
+		}
+	case adapters.KindFooter:
+		a.printf(th, "— %s", m.Text)
+	}
+}
+
+// Ask implements adapters.Adapter: the prompt and how to answer it.
+func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ref := adapters.MessageRef{Thread: t, ID: a.nextID()}
+	a.prompts[ref.ID] = p
+	th := t.Thread
+	switch p.Kind {
+	case adapters.PromptApproval:
+		a.printf(th, "? approval %s: %s", p.ID, p.Title)
+		for _, l := range strings.Split(p.Detail, "\n") {
+			a.printf(th, "    %s", l)
+		}
+		var typed []string
+		for _, c := range p.Choices {
+			typed = append(typed, c.Typed)
+		}
+		a.printf(th, "  reply: %s", strings.Join(typed, " | "))
+	case adapters.PromptQuestion:
+		for i, q := range p.Questions {
+			head := q.Text
+			if q.Header != "" {
+				head = "[" + q.Header + "] " + head
+			}
+			if len(p.Questions) > 1 {
+				head = fmt.Sprintf("(%d/%d) %s", i+1, len(p.Questions), head)
+			}
+			a.printf(th, "? question %s: %s", p.ID, head)
+			for j, o := range q.Options {
+				if o.Description != "" {
+					a.printf(th, "    %d. %s — %s", j+1, o.Label, o.Description)
+				} else {
+					a.printf(th, "    %d. %s", j+1, o.Label)
+				}
+			}
+			if q.Multi {
+				a.printf(th, "  reply: option numbers, comma-separated (e.g. 1,3), or your own answer")
+			} else {
+				a.printf(th, "  reply: an option number, or your own answer")
+			}
+		}
+	}
+	return ref, a.flush()
+}
+
+// UpdatePrompt implements adapters.Adapter.
+func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p.State != adapters.PromptPending {
+		delete(a.prompts, ref.ID)
+	}
+	kind := "approval"
+	if p.Kind == adapters.PromptQuestion {
+		kind = "question"
+	}
+	a.printf(ref.Thread.Thread, "! %s %s: %s", kind, p.ID, p.Outcome)
+	return a.flush()
+}
+
+// Tell implements adapters.Teller: the console has one reader, so it is a
+// notice addressed to the user.
+func (a *Adapter) Tell(ctx context.Context, t adapters.ThreadRef, user adapters.User, text string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.printf(t.Thread, "* (to %s) %s", user.ID, text)
+	return a.flush()
+}
+
+// EditInterval implements adapters.Pacer: the console prints whole lines, so
+// there is no reason to hold text back.
+func (a *Adapter) EditInterval() time.Duration { return 0 }
+
+func (a *Adapter) printf(thread, format string, args ...any) {
+	fmt.Fprintf(a.out, "[%s] ", thread)
+	fmt.Fprintf(a.out, format, args...)
+	a.out.WriteByte('\n')
+}
+
+func (a *Adapter) flush() error {
+	if err := a.out.Flush(); err != nil {
+		if errors.Is(err, io.ErrClosedPipe) {
+			return nil
+		}
+		return fmt.Errorf("write console output: %w", err)
+	}
+	return nil
+}
+
+func roundDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func oneLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}

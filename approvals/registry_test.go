@@ -1,0 +1,562 @@
+package approvals
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clock is a manual clock for the injected now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+const (
+	starter = "U_ALICE"
+	admin   = "U_ROOT"
+	other   = "U_MALLORY"
+	timeout = 5 * time.Minute
+)
+
+var questionInput = json.RawMessage(`{"questions":[{"question":"Which color?","header":"Color","options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"calm"}],"multiSelect":false}]}`)
+
+func newTestRegistry() (*Registry, *clock) {
+	c := newClock()
+	return NewRegistry([]string{admin, " ", ""}, timeout, c.Now), c
+}
+
+func toolRequest() Request {
+	return Request{
+		RequestID:  "req-1",
+		ThreadKey:  "T1",
+		ChannelKey: "C1",
+		Starter:    starter,
+		Tool:       "Bash",
+		Input:      bashInput("touch a.txt"),
+		ToolUseID:  "toolu_1",
+	}
+}
+
+func questionRequest() Request {
+	r := toolRequest()
+	r.Tool, r.Input, r.Question = "AskUserQuestion", questionInput, true
+	return r
+}
+
+// TestDecide runs click sequences against one request: forged, late,
+// duplicate and concurrent-in-spirit clicks, cancellations and expiry.
+func TestDecide(t *testing.T) {
+	type step struct {
+		advance      time.Duration
+		cancel       bool // Cancel by the request's request_id instead of deciding
+		expire       bool // Expire() instead of deciding
+		expireThread bool // ExpireThread(T1) instead of deciding
+		id           string
+		d            Decision
+		wantErr      error  // a sentinel; nil for success
+		wantBy       string // AlreadyDecidedError.By
+		wantState    State  // the entry's state after the step
+	}
+	answers := map[string]string{"Which color?": "Blue"}
+	tests := []struct {
+		name  string
+		req   Request
+		tout  time.Duration // registry timeout; 0 means the default
+		steps []step
+	}{
+		{"non-decider refused then starter succeeds", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllow, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+		}},
+		{"admin succeeds", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceDeny, Reason: "Too risky", By: admin}, wantState: StateDenied},
+		}},
+		{"anonymous click refused", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllow, By: ""}, wantErr: ErrNotAllowed, wantState: StatePending},
+		}},
+		{"forged id", toolRequest(), 0, []step{
+			{id: "deadbeef", d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrUnknown, wantState: StatePending},
+		}},
+		{"repeated click names the first decider", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllowThread, By: starter}, wantState: StateAllowed},
+			{d: Decision{Choice: ChoiceAllowThread, By: starter}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
+			{d: Decision{Choice: ChoiceDeny, By: admin}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
+			{d: Decision{Choice: ChoiceDeny, By: other}, wantErr: ErrNotAllowed, wantState: StateAllowed},
+		}},
+		{"late click after expiry", toolRequest(), 0, []step{
+			{advance: timeout + time.Second, d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+			{d: Decision{Choice: ChoiceAllow, By: admin}, wantErr: ErrExpired, wantState: StateExpired},
+			{advance: -time.Hour, d: Decision{Choice: ChoiceAllow, By: admin}, wantErr: ErrExpired, wantState: StateExpired},
+		}},
+		{"click exactly at expiry", toolRequest(), 0, []step{
+			{advance: timeout, d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+		}},
+		{"click just before expiry", toolRequest(), 0, []step{
+			{advance: timeout - time.Nanosecond, d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+		}},
+		{"non-decider after expiry is refused, not told", toolRequest(), 0, []step{
+			{advance: timeout, d: Decision{Choice: ChoiceAllow, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
+		}},
+		{"no timeout never expires", toolRequest(), -1, []step{
+			{advance: 1000 * time.Hour, expire: true, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+		}},
+		{"cancel then decide", toolRequest(), 0, []step{
+			{cancel: true, wantState: StateCancelled},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrCancelled, wantState: StateCancelled},
+			{d: Decision{Choice: ChoiceDeny, By: admin}, wantErr: ErrCancelled, wantState: StateCancelled},
+		}},
+		{"cancel after decision changes nothing", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceDeny, By: starter}, wantState: StateDenied},
+			{cancel: true, wantState: StateDenied},
+		}},
+		{"expire sweep then click", toolRequest(), 0, []step{
+			{advance: timeout, expire: true, wantState: StateExpired},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+		}},
+		{"expire sweep before the deadline", toolRequest(), 0, []step{
+			{advance: time.Minute, expire: true, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+		}},
+		{"process died then click", toolRequest(), 0, []step{
+			{expireThread: true, wantState: StateExpired},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+		}},
+		{"expiry does not undo a decision", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+			{advance: time.Hour, expire: true, wantState: StateAllowed},
+			{expireThread: true, wantState: StateAllowed},
+		}},
+		{"unknown choice refused, then a valid one", toolRequest(), 0, []step{
+			{d: Decision{Choice: "yes", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+			{d: Decision{Choice: "", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllowAlways, By: starter}, wantState: StateAllowed},
+		}},
+		{"answers on a tool request", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		}},
+		{"question answered", questionRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllowThread, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllowAlways, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, Answers: map[string]string{"Color": "Blue"}, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantState: StateAllowed},
+			{d: Decision{Choice: ChoiceAllow, Answers: map[string]string{"Which color?": "Red"}, By: admin}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
+		}},
+		{"question declined", questionRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceDeny, Reason: "skip", By: admin}, wantState: StateDenied},
+		}},
+		{"question expired", questionRequest(), 0, []step{
+			{advance: timeout, d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock()
+			tout := timeout
+			if tt.tout < 0 {
+				tout = 0
+			}
+			r := NewRegistry([]string{admin}, tout, c.Now)
+			p := r.Add(tt.req)
+			var decided *Decision
+			for i, s := range tt.steps {
+				c.Advance(s.advance)
+				switch {
+				case s.cancel:
+					r.Cancel(tt.req.RequestID)
+				case s.expire:
+					r.Expire()
+				case s.expireThread:
+					r.ExpireThread(tt.req.ThreadKey)
+				default:
+					id := p.ID
+					if s.id != "" {
+						id = s.id
+					}
+					got, err := r.Decide(id, s.d)
+					if !errors.Is(err, s.wantErr) || (s.wantErr == nil) != (err == nil) {
+						t.Fatalf("step %d: Decide(%+v) err = %v, want %v", i, s.d, err, s.wantErr)
+					}
+					if s.wantBy != "" {
+						var ade *AlreadyDecidedError
+						if !errors.As(err, &ade) || ade.By != s.wantBy {
+							t.Fatalf("step %d: err = %v, want AlreadyDecidedError by %s", i, err, s.wantBy)
+						}
+					}
+					if err == nil {
+						if got.State != s.wantState || got.Decision.By != s.d.By || got.Decision.Choice != s.d.Choice || got.Decision.Reason != s.d.Reason {
+							t.Fatalf("step %d: Decide returned %+v", i, got)
+						}
+						if !got.Decision.At.Equal(c.Now()) {
+							t.Fatalf("step %d: Decision.At = %v, want %v", i, got.Decision.At, c.Now())
+						}
+						d := got.Decision
+						decided = &d
+					}
+				}
+				now, ok := r.Get(p.ID)
+				if !ok || now.State != s.wantState {
+					t.Fatalf("step %d: state = %q, want %q", i, now.State, s.wantState)
+				}
+				if decided != nil && (now.Decision.By != decided.By || now.Decision.Choice != decided.Choice) {
+					t.Fatalf("step %d: decision changed from %+v to %+v", i, *decided, now.Decision)
+				}
+			}
+		})
+	}
+}
+
+func TestAlreadyDecidedError(t *testing.T) {
+	err := error(&AlreadyDecidedError{By: "X", State: StateAllowed, Choice: ChoiceAllow})
+	if got, want := err.Error(), "already decided by X (allowed)"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if !errors.Is(err, ErrAlreadyDecided) || errors.Is(err, ErrExpired) {
+		t.Error("errors.Is mismatch")
+	}
+}
+
+func TestDecideConcurrent(t *testing.T) {
+	for round := range 20 {
+		r, _ := newTestRegistry()
+		p := r.Add(toolRequest())
+		const n = 16
+		var (
+			wg    sync.WaitGroup
+			start = make(chan struct{})
+			errs  = make([]error, n)
+			got   = make([]Pending, n)
+		)
+		for i := range n {
+			by := starter
+			if i%2 == 1 {
+				by = admin
+			}
+			choice := []Choice{ChoiceAllow, ChoiceAllowThread, ChoiceAllowAlways, ChoiceDeny}[i%4]
+			wg.Go(func() {
+				<-start
+				got[i], errs[i] = r.Decide(p.ID, Decision{Choice: choice, By: by})
+			})
+		}
+		close(start)
+		wg.Wait()
+		winner := -1
+		for i, err := range errs {
+			if err == nil {
+				if winner >= 0 {
+					t.Fatalf("round %d: two successes: %d and %d", round, winner, i)
+				}
+				winner = i
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: no success: %v", round, errs)
+		}
+		final, _ := r.Get(p.ID)
+		if !reflect.DeepEqual(final.Decision, got[winner].Decision) {
+			t.Fatalf("round %d: stored %+v, winner got %+v", round, final.Decision, got[winner].Decision)
+		}
+		for i, err := range errs {
+			if i == winner {
+				continue
+			}
+			var ade *AlreadyDecidedError
+			if !errors.As(err, &ade) || ade.By != final.Decision.By || ade.State != final.State || ade.Choice != final.Decision.Choice {
+				t.Fatalf("round %d: loser %d: %v, want already decided by %s", round, i, err, final.Decision.By)
+			}
+		}
+	}
+}
+
+func TestMayDecide(t *testing.T) {
+	r, _ := newTestRegistry()
+	for _, tt := range []struct {
+		user, starter string
+		want          bool
+	}{
+		{starter, starter, true},
+		{admin, starter, true},
+		{admin, "", true},
+		{other, starter, false},
+		{"", "", false},
+		{"", starter, false},
+		{" ", starter, false},
+	} {
+		if got := r.MayDecide(tt.user, tt.starter); got != tt.want {
+			t.Errorf("MayDecide(%q, %q) = %v, want %v", tt.user, tt.starter, got, tt.want)
+		}
+	}
+}
+
+func TestAdd(t *testing.T) {
+	r, c := newTestRegistry()
+	p := r.Add(toolRequest())
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(p.ID) {
+		t.Fatalf("ID = %q, want 32 hex digits", p.ID)
+	}
+	if p.State != StatePending || !p.CreatedAt.Equal(c.Now()) || !p.ExpiresAt.Equal(c.Now().Add(timeout)) {
+		t.Fatalf("Add = %+v", p)
+	}
+	q := r.Add(toolRequest())
+	if q.ID == p.ID {
+		t.Fatal("two requests got the same id")
+	}
+
+	// Copies: mutating what Add returned does not reach the registry.
+	p.Input[2] = 'X'
+	p.State = StateAllowed
+	if got, _ := r.Get(p.ID); got.State != StatePending || string(got.Input) != string(bashInput("touch a.txt")) {
+		t.Fatalf("registry changed through a returned copy: %+v", got)
+	}
+
+	// Explicit times and ids are kept.
+	req := toolRequest()
+	req.ID, req.RequestID = "fixed", "req-fixed"
+	req.CreatedAt = c.Now().Add(-time.Hour)
+	req.ExpiresAt = c.Now().Add(time.Hour)
+	f := r.Add(req)
+	if f.ID != "fixed" || !f.CreatedAt.Equal(req.CreatedAt) || !f.ExpiresAt.Equal(req.ExpiresAt) {
+		t.Fatalf("Add kept %+v", f)
+	}
+
+	// Adding a known id again is a no-op, whatever it carries.
+	if _, err := r.Decide("fixed", Decision{Choice: ChoiceAllow, By: starter}); err != nil {
+		t.Fatal(err)
+	}
+	req.Tool = "Edit"
+	again := r.Add(req)
+	if again.State != StateAllowed || again.Tool != "Bash" {
+		t.Fatalf("re-Add reopened or replaced the entry: %+v", again)
+	}
+}
+
+func TestLookupAndForget(t *testing.T) {
+	r, _ := newTestRegistry()
+	p := r.Add(toolRequest())
+	if got, ok := r.ByRequestID("req-1"); !ok || got.ID != p.ID {
+		t.Fatalf("ByRequestID = %+v, %v", got, ok)
+	}
+	if _, ok := r.ByRequestID(""); ok {
+		t.Fatal("ByRequestID(\"\") found something")
+	}
+	if _, ok := r.ByRequestID("nope"); ok {
+		t.Fatal("ByRequestID(nope) found something")
+	}
+	if _, ok := r.Get("nope"); ok {
+		t.Fatal("Get(nope) found something")
+	}
+	if _, ok := r.Cancel("nope"); ok {
+		t.Fatal("Cancel(nope) reported a cancellation")
+	}
+	if got, ok := r.Cancel("req-1"); !ok || got.State != StateCancelled || got.ID != p.ID {
+		t.Fatalf("Cancel = %+v, %v", got, ok)
+	}
+	if got, ok := r.Cancel("req-1"); ok || got.State != StateCancelled {
+		t.Fatalf("second Cancel = %+v, %v", got, ok)
+	}
+	r.Forget(p.ID)
+	r.Forget(p.ID) // twice is fine
+	if _, ok := r.Get(p.ID); ok {
+		t.Fatal("Get after Forget found it")
+	}
+	if _, ok := r.ByRequestID("req-1"); ok {
+		t.Fatal("ByRequestID after Forget found it")
+	}
+	if _, err := r.Decide(p.ID, Decision{Choice: ChoiceAllow, By: starter}); !errors.Is(err, ErrUnknown) {
+		t.Fatalf("Decide after Forget: %v", err)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	r, c := newTestRegistry()
+	if _, ok := r.NextExpiry(); ok {
+		t.Fatal("NextExpiry on an empty registry")
+	}
+	add := func(reqID, thread string) *Pending {
+		req := toolRequest()
+		req.RequestID, req.ThreadKey = reqID, thread
+		return r.Add(req)
+	}
+	a1 := add("a1", "A")
+	c.Advance(time.Minute)
+	b1 := add("b1", "B")
+	c.Advance(time.Minute)
+	a2 := add("a2", "A")
+	a3 := add("a3", "A") // same CreatedAt as a2: insertion order breaks the tie
+	decided := add("a4", "A")
+	if _, err := r.Decide(decided.ID, Decision{Choice: ChoiceDeny, By: starter}); err != nil {
+		t.Fatal(err)
+	}
+
+	if got := ids(r.PendingFor("A")); !equal(got, []string{a1.ID, a2.ID, a3.ID}) {
+		t.Fatalf("PendingFor(A) = %v", got)
+	}
+	if next, ok := r.NextExpiry(); !ok || !next.Equal(a1.ExpiresAt) {
+		t.Fatalf("NextExpiry = %v, %v; want %v", next, ok, a1.ExpiresAt)
+	}
+	if got := r.Expire(); len(got) != 0 {
+		t.Fatalf("Expire before any deadline = %v", ids(got))
+	}
+
+	c.Advance(timeout - 2*time.Minute) // a1's deadline
+	got := r.Expire()
+	if !equal(ids(got), []string{a1.ID}) || got[0].State != StateExpired {
+		t.Fatalf("Expire = %+v", got)
+	}
+	if next, ok := r.NextExpiry(); !ok || !next.Equal(b1.ExpiresAt) {
+		t.Fatalf("NextExpiry = %v, %v; want %v", next, ok, b1.ExpiresAt)
+	}
+
+	got = r.ExpireThread("A")
+	if !equal(ids(got), []string{a2.ID, a3.ID}) {
+		t.Fatalf("ExpireThread(A) = %v", ids(got))
+	}
+	if got := r.ExpireThread("A"); len(got) != 0 {
+		t.Fatalf("ExpireThread(A) again = %v", ids(got))
+	}
+	if p, _ := r.Get(decided.ID); p.State != StateDenied {
+		t.Fatalf("decided entry became %q", p.State)
+	}
+	if next, ok := r.NextExpiry(); !ok || !next.Equal(b1.ExpiresAt) {
+		t.Fatalf("NextExpiry = %v, %v; want %v", next, ok, b1.ExpiresAt)
+	}
+	c.Advance(time.Hour)
+	if got := r.Expire(); !equal(ids(got), []string{b1.ID}) {
+		t.Fatalf("Expire = %v", ids(got))
+	}
+	if _, ok := r.NextExpiry(); ok {
+		t.Fatal("NextExpiry with nothing pending")
+	}
+	if got := r.PendingFor("A"); len(got) != 0 {
+		t.Fatalf("PendingFor(A) = %v", ids(got))
+	}
+}
+
+func TestRestore(t *testing.T) {
+	r, c := newTestRegistry()
+	old := Pending{Request: toolRequest(), State: StatePending}
+	old.ID = "stored-1"
+	old.CreatedAt = c.Now().Add(-time.Hour)
+	old.ExpiresAt = c.Now().Add(-time.Minute) // expired while the bot was down
+	r.Restore(old)
+
+	done := Pending{Request: toolRequest(), State: StateAllowed,
+		Decision: Decision{Choice: ChoiceAllow, By: admin, At: c.Now().Add(-time.Hour)}}
+	done.ID, done.RequestID = "stored-2", "req-2"
+	r.Restore(done)
+
+	fresh := Pending{Request: toolRequest()} // no state, no id
+	fresh.RequestID = "req-3"
+	fresh.ExpiresAt = c.Now().Add(time.Hour)
+	r.Restore(fresh)
+	f, ok := r.ByRequestID("req-3")
+	if !ok || f.ID == "" || f.State != StatePending {
+		t.Fatalf("restored fresh = %+v, %v", f, ok)
+	}
+
+	if got, _ := r.Get("stored-1"); got.CreatedAt != old.CreatedAt || got.ExpiresAt != old.ExpiresAt {
+		t.Fatalf("Restore changed times: %+v", got)
+	}
+	if _, err := r.Decide("stored-2", Decision{Choice: ChoiceDeny, By: starter}); !errors.Is(err, ErrAlreadyDecided) {
+		t.Fatalf("Decide on restored decided entry: %v", err)
+	}
+	if got := r.Expire(); !equal(ids(got), []string{"stored-1"}) {
+		t.Fatalf("Expire = %v", ids(got))
+	}
+	// Restore replaces an entry with the same id, and its request_id index.
+	moved := done
+	moved.RequestID = "req-2b"
+	r.Restore(moved)
+	if _, ok := r.ByRequestID("req-2"); ok {
+		t.Fatal("old request_id still indexed")
+	}
+	if got, ok := r.ByRequestID("req-2b"); !ok || got.ID != "stored-2" {
+		t.Fatalf("ByRequestID(req-2b) = %+v, %v", got, ok)
+	}
+}
+
+func TestNilClock(t *testing.T) {
+	r := NewRegistry(nil, time.Minute, nil)
+	p := r.Add(toolRequest())
+	if p.CreatedAt.IsZero() {
+		t.Fatal("nil clock: CreatedAt not set")
+	}
+}
+
+func TestParseChoice(t *testing.T) {
+	tests := []struct {
+		in     string
+		choice Choice
+		reason string
+		ok     bool
+	}{
+		{"allow", ChoiceAllow, "", true},
+		{"  ALLOW \n", ChoiceAllow, "", true},
+		{"Allow Thread", ChoiceAllowThread, "", true},
+		{"allow   thread", ChoiceAllowThread, "", true},
+		{"allow always", ChoiceAllowAlways, "", true},
+		{"ALLOW ALWAYS", ChoiceAllowAlways, "", true},
+		{"deny", ChoiceDeny, "", true},
+		{"Deny", ChoiceDeny, "", true},
+		{"deny Not Today, please", ChoiceDeny, "Not Today, please", true},
+		{"DENY   use the staging DB\n", ChoiceDeny, "use the staging DB", true},
+		{"deny\tWhy", ChoiceDeny, "Why", true},
+		{"", "", "", false},
+		{"   ", "", "", false},
+		{"approve", "", "", false},
+		{"yes", "", "", false},
+		{"allow foo", "", "", false},
+		{"allow thread now", "", "", false},
+		{"allowthread", "", "", false},
+		{"allow_thread", "", "", false},
+		{"denied", "", "", false},
+		{"please allow", "", "", false},
+	}
+	for _, tt := range tests {
+		c, reason, ok := ParseChoice(tt.in)
+		if c != tt.choice || reason != tt.reason || ok != tt.ok {
+			t.Errorf("ParseChoice(%q) = %q, %q, %v; want %q, %q, %v", tt.in, c, reason, ok, tt.choice, tt.reason, tt.ok)
+		}
+	}
+}
+
+func ids(ps []Pending) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.ID
+	}
+	return out
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

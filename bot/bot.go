@@ -1,0 +1,465 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/store"
+)
+
+// Config is the bot's configuration; cmd fills it from the environment.
+type Config struct {
+	// ClaudeBin is the CLI to run; ClaudeEnv names extra variables it gets.
+	ClaudeBin string
+	ClaudeEnv []string
+	// Env is the environment the child's is built from (default os.Environ()).
+	Env []string
+	// Workdir is the default working directory of sessions.
+	Workdir string
+	// AllowedUsers may use the bot (ids or globs); Admins may also decide
+	// every approval and change channel settings.
+	AllowedUsers []string
+	Admins       []string
+	MaxSessions  int
+	IdleTimeout  time.Duration
+	// ApprovalTimeout is how long an approval waits before it expires.
+	ApprovalTimeout time.Duration
+	MaxLineBytes    int
+	// MailboxSize bounds the messages waiting for one thread's worker.
+	MailboxSize int
+	// StopGrace bounds each step of stopping a claude process.
+	StopGrace time.Duration
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.ClaudeBin == "" {
+		c.ClaudeBin = "claude"
+	}
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	if c.Workdir == "" {
+		c.Workdir = "."
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = 8
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 30 * time.Minute
+	}
+	if c.ApprovalTimeout <= 0 {
+		c.ApprovalTimeout = 15 * time.Minute
+	}
+	if c.MailboxSize <= 0 {
+		c.MailboxSize = 64
+	}
+	if c.StopGrace <= 0 {
+		c.StopGrace = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// starter starts a claude process; tests replace it for faults the real CLI
+// cannot be made to produce.
+type starter func(ctx context.Context, o claudeproc.Options) (process, error)
+
+// process is what the bot uses of a *claudeproc.Process.
+type process interface {
+	Events() <-chan claudeproc.Event
+	Send(m claudeproc.UserMessage) error
+	Allow(requestID string, updatedInput []byte, perms []claudeproc.PermissionUpdate) error
+	Deny(requestID, message string, interrupt bool) error
+	Interrupt(ctx context.Context, cancelQueued bool) (claudeproc.InterruptResult, error)
+	SetPermissionMode(ctx context.Context, mode string) (string, error)
+	SetModel(ctx context.Context, model string) (string, error)
+	Close(ctx context.Context) claudeproc.ExitInfo
+}
+
+type procAdapter struct{ *claudeproc.Process }
+
+func (p procAdapter) Allow(id string, in []byte, perms []claudeproc.PermissionUpdate) error {
+	return p.Process.Allow(id, in, perms)
+}
+
+func startReal(ctx context.Context, o claudeproc.Options) (process, error) {
+	p, err := claudeproc.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return procAdapter{p}, nil
+}
+
+// Bot routes chat events to one worker per thread. Create it with New, then
+// Run it; Run returns after an orderly shutdown when ctx ends.
+type Bot struct {
+	cfg   Config
+	log   *slog.Logger
+	store *store.Store
+	reg   *approvals.Registry
+	slots *slots
+	start starter
+	now   func() time.Time
+
+	adaptersMu sync.RWMutex
+	adapters   map[string]adapters.Adapter
+
+	mu      sync.Mutex
+	workers map[string]*worker
+	closing bool
+	wg      sync.WaitGroup
+	// runCtx is the bot's lifetime; workers run on it, never on a delivery's.
+	runCtx context.Context
+	cancel context.CancelFunc
+	idle   chan struct{} // signalled when a worker becomes idle
+}
+
+// New makes a bot over an open store. It does no I/O.
+func New(cfg Config, st *store.Store) *Bot {
+	cfg.defaults()
+	b := &Bot{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		store:    st,
+		reg:      approvals.NewRegistry(cfg.Admins, cfg.ApprovalTimeout, cfg.Now),
+		slots:    newSlots(cfg.MaxSessions, cfg.Now),
+		start:    startReal,
+		now:      cfg.Now,
+		adapters: make(map[string]adapters.Adapter),
+		workers:  make(map[string]*worker),
+		idle:     make(chan struct{}, 1),
+	}
+	b.runCtx, b.cancel = context.WithCancel(context.Background())
+	return b
+}
+
+// AddAdapter registers an adapter: the bot posts through it. Its Run is the
+// caller's to start, with Deliver.
+func (b *Bot) AddAdapter(a adapters.Adapter) {
+	b.adaptersMu.Lock()
+	defer b.adaptersMu.Unlock()
+	b.adapters[a.Name()] = a
+}
+
+func (b *Bot) adapter(platform string) adapters.Adapter {
+	b.adaptersMu.RLock()
+	defer b.adaptersMu.RUnlock()
+	return b.adapters[platform]
+}
+
+// Recover runs once at start, before events flow: approvals left pending by
+// a previous run can no longer be answered (their process is gone), so they
+// are marked expired and their prompts say so.
+func (b *Bot) Recover(ctx context.Context) error {
+	pend, err := b.store.PendingApprovals(ctx)
+	if err != nil {
+		return fmt.Errorf("recover pending approvals: %w", err)
+	}
+	for _, a := range pend {
+		next := a
+		next.State = string(approvals.StateExpired)
+		next.DecidedAt = b.now()
+		next.Reason = "the bot restarted"
+		ok, err := b.store.DecideApproval(ctx, a.ID, a.State, next)
+		if err != nil {
+			return fmt.Errorf("expire approval %s: %w", a.ID, err)
+		}
+		if !ok {
+			continue
+		}
+		b.log.Info("approval expired by restart", "approval", a.ID, "thread", a.ThreadKey, "tool", a.Tool)
+		const why = "Expired: the bot restarted before anyone decided."
+		ref, ok := parseMessageRef(a.PromptRef)
+		ad := b.adapter(ref.Thread.Platform)
+		if ok && ad != nil {
+			p := promptFromApproval(a)
+			p.State = adapters.PromptExpired
+			p.Outcome = why
+			if err := ad.UpdatePrompt(ctx, ref, p); err != nil {
+				b.log.Warn("update expired prompt", "approval", a.ID, "err", err)
+			}
+			continue
+		}
+		// The bot died between showing the prompt and recording where: say
+		// it in the thread instead.
+		if t, ok := parseThreadKey(a.ThreadKey); ok && b.adapter(t.Platform) != nil {
+			b.notice(ctx, t, fmt.Sprintf("The approval %s for %s expired: the bot restarted before anyone decided.", a.ID, a.Tool), false)
+		}
+	}
+	return nil
+}
+
+// Run drives timers (approval expiry) until ctx ends, then shuts down: no new
+// events are taken, every worker stops its session (interrupting running
+// turns, expiring pending approvals), and Run returns when all are done.
+func (b *Bot) Run(ctx context.Context) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			b.shutdown()
+			return nil
+		case <-tick.C:
+			for _, p := range b.reg.Expire() {
+				b.toWorker(p.ThreadKey, input{kind: inExpired, pending: p})
+			}
+		}
+	}
+}
+
+func (b *Bot) shutdown() {
+	b.mu.Lock()
+	b.closing = true
+	ws := make([]*worker, 0, len(b.workers))
+	for _, w := range b.workers {
+		ws = append(ws, w)
+	}
+	b.mu.Unlock()
+	b.log.Info("shutting down", "threads", len(ws))
+	b.cancel()
+	b.wg.Wait()
+}
+
+// WaitIdle returns when no thread has a turn running or work queued (threads
+// waiting only for an approval count as idle), or when ctx ends.
+func (b *Bot) WaitIdle(ctx context.Context) {
+	for {
+		if b.allIdle() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.idle:
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (b *Bot) allIdle() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, w := range b.workers {
+		if !w.isIdle() {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *Bot) signalIdle() {
+	select {
+	case b.idle <- struct{}{}:
+	default:
+	}
+}
+
+// ErrClosing is returned by Deliver during shutdown.
+var ErrClosing = errors.New("bot is shutting down")
+
+// Deliver is given to adapters' Run. It records a message (the dedupe, keyed
+// by the message's identity), decides whether it is for the bot, and queues
+// it for the thread's worker; it returns in milliseconds, after which the
+// adapter acks the delivery. It returns an error only when the event could
+// not be recorded (the platform should deliver it again).
+func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
+	log := b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
+	if !b.allowed(ev.User.ID, ev.Thread.Platform) {
+		if ev.Mentioned || ev.Kind == adapters.EventAction {
+			log.Info("refused: user not allowed")
+			b.audit(ctx, ev.Thread.Key(), ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
+			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS.")
+		}
+		return nil
+	}
+	if ev.Kind == adapters.EventMessage {
+		if !ev.Mentioned {
+			_, known, err := b.store.GetThread(ctx, ev.Thread.Key())
+			if err != nil {
+				return fmt.Errorf("look up thread %s: %w", ev.Thread.Key(), err)
+			}
+			if !known {
+				return nil // not addressed to us, and no session here
+			}
+		}
+		fresh, err := b.store.RecordMessage(ctx, store.ReceivedMessage{
+			Platform: ev.Thread.Platform, Key: ev.MessageID, ThreadKey: ev.Thread.Key(),
+			UserID: ev.User.ID, Text: ev.Text, ReceivedAt: b.now(),
+		})
+		if err != nil {
+			return fmt.Errorf("record message %s: %w", ev.MessageID, err)
+		}
+		if !fresh {
+			log.Debug("duplicate delivery ignored", "message", ev.MessageID)
+			return nil
+		}
+	}
+	if !b.toWorker(ev.Thread.Key(), input{kind: inEvent, ev: ev}) {
+		if b.isClosing() {
+			return ErrClosing
+		}
+		log.Warn("thread mailbox full, message refused", "message", ev.MessageID)
+		b.notice(ctx, ev.Thread, "This thread has too many messages waiting; this one was not taken. Send it again in a moment.", true)
+	}
+	return nil
+}
+
+func (b *Bot) isClosing() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.closing
+}
+
+// toWorker queues an input for a thread's worker, starting the worker if
+// needed. It reports false if the mailbox is full or the bot is closing.
+func (b *Bot) toWorker(key string, in input) bool {
+	b.mu.Lock()
+	if b.closing {
+		b.mu.Unlock()
+		return false
+	}
+	w := b.workers[key]
+	if w == nil {
+		ref, ok := parseThreadKey(key)
+		if in.kind == inEvent {
+			ref, ok = in.ev.Thread, true
+		}
+		if !ok {
+			b.mu.Unlock()
+			return false
+		}
+		w = newWorker(b, ref)
+		b.workers[key] = w
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			w.run(b.runCtx)
+		}()
+	}
+	w.pendingInputs.Add(1)
+	b.mu.Unlock()
+	select {
+	case w.mailbox <- in:
+		return true
+	default:
+		w.pendingInputs.Add(-1)
+		return false
+	}
+}
+
+// workerDone removes an idle worker that has nothing left to do.
+func (b *Bot) workerDone(w *worker) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.pendingInputs.Load() > 0 || b.closing {
+		return false
+	}
+	delete(b.workers, w.key)
+	return true
+}
+
+func (b *Bot) allowed(user, platform string) bool {
+	if user == "" {
+		return false
+	}
+	return matchUser(b.cfg.AllowedUsers, user) || matchUser(b.cfg.Admins, user)
+}
+
+func (b *Bot) isAdmin(user string) bool { return matchUser(b.cfg.Admins, user) }
+
+// matchUser matches a user id against ids and globs (`@*:example.org`).
+func matchUser(list []string, user string) bool {
+	for _, p := range list {
+		p = strings.TrimSpace(p)
+		if p == user {
+			return true
+		}
+		if strings.ContainsAny(p, "*?[") {
+			if ok, _ := path.Match(p, user); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (b *Bot) audit(ctx context.Context, thread, user, action, target, detail string, allowed bool) {
+	err := b.store.Audit(ctx, store.AuditEntry{At: b.now(), ThreadKey: thread, UserID: user, Action: action, Target: target, Detail: detail, Allowed: allowed})
+	if err != nil {
+		b.log.Error("write audit entry", "action", action, "err", err)
+	}
+}
+
+// tell says something to one user: privately where the platform can.
+func (b *Bot) tell(ctx context.Context, t adapters.ThreadRef, u adapters.User, text string) {
+	ad := b.adapter(t.Platform)
+	if ad == nil {
+		return
+	}
+	if tl, ok := ad.(adapters.Teller); ok {
+		if err := tl.Tell(ctx, t, u, text); err == nil {
+			return
+		}
+	}
+	b.notice(ctx, t, text, false)
+}
+
+func (b *Bot) notice(ctx context.Context, t adapters.ThreadRef, text string, isErr bool) {
+	ad := b.adapter(t.Platform)
+	if ad == nil {
+		return
+	}
+	if _, err := ad.Post(ctx, t, adapters.Message{Kind: adapters.KindNotice, Text: text, Error: isErr}); err != nil {
+		b.log.Warn("post notice", "thread", t.Key(), "err", err)
+	}
+}
+
+// LiveSessions is the number of live claude processes.
+func (b *Bot) LiveSessions() int { return b.slots.live() }
+
+func parseThreadKey(key string) (adapters.ThreadRef, bool) {
+	p, rest, ok := strings.Cut(key, "/")
+	if !ok {
+		return adapters.ThreadRef{}, false
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return adapters.ThreadRef{}, false
+	}
+	return adapters.ThreadRef{Platform: p, Channel: rest[:i], Thread: rest[i+1:]}, true
+}
+
+// formatMessageRef and parseMessageRef store prompt refs so a prompt can be
+// updated after a restart.
+func formatMessageRef(r adapters.MessageRef) string { return r.Thread.Key() + "#" + r.ID }
+
+func parseMessageRef(s string) (adapters.MessageRef, bool) {
+	i := strings.LastIndexByte(s, '#')
+	if i < 0 {
+		return adapters.MessageRef{}, false
+	}
+	t, ok := parseThreadKey(s[:i])
+	return adapters.MessageRef{Thread: t, ID: s[i+1:]}, ok
+}
+
+var validModes = []string{"default", "acceptEdits", "plan"}
+
+func validMode(m string) bool { return slices.Contains(validModes, m) }

@@ -1,0 +1,285 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// End-to-end tests: a person at the console, the bot, the real Claude Code
+// CLI and the fake model API.
+
+func TestConsoleConversationOverSeveralTurns(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	h.say("remember pineapple")
+	h.expect(`^\[main\] claude: ok: remember pineapple$`)
+	h.expect(`^\[main\] — ✓ .* · \$0\.\d+ · 1 turn$`)
+	h.say("recall")
+	h.expect(`^\[main\] claude: I remember pineapple$`)
+	h.expect(`^\[main\] — ✓`)
+	h.say("status")
+	h.expect(`^\[main\] \* State: idle, session live$`)
+	h.expect(`Cost so far: \$0\.\d+ over 2 turns`)
+	h.expect(`Live sessions: 1 of 4`)
+
+	u, err := h.st.ThreadUsage(context.Background(), "console/console/main")
+	if err != nil || u.Turns != 2 || u.CostUSD <= 0 {
+		t.Errorf("stored usage %+v, %v", u, err)
+	}
+}
+
+func TestConsoleApprovals(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	dir := h.workdir
+
+	// Allow once.
+	h.say("run touch once.txt")
+	id := h.expect(`^\[main\] \? approval (\w+): Bash wants to run`)[1]
+	h.expect(`^\[main\]     \$ touch once\.txt$`)
+	h.expect(`reply: allow \| allow thread \| allow always \| deny \[reason\]`)
+	h.say("allow")
+	h.expect(`^\[main\] ! approval ` + id + `: Allowed by operator$`)
+	h.expect(`✓ Bash: touch once\.txt`)
+	h.expect(`— ✓`)
+	if _, err := os.Stat(filepath.Join(dir, "once.txt")); err != nil {
+		t.Error(err)
+	}
+
+	// Deny with a reason: the model sees it.
+	h.say("run touch denied.txt")
+	id = h.expect(`\? approval (\w+): Bash`)[1]
+	h.say("deny Not on a Friday")
+	h.expect(`! approval ` + id + `: Denied by operator: Not on a Friday$`)
+	h.expect(`claude: tool result: Denied by operator: Not on a Friday`)
+	if _, err := os.Stat(filepath.Join(dir, "denied.txt")); !os.IsNotExist(err) {
+		t.Errorf("denied command ran: %v", err)
+	}
+
+	// Allow for thread: the same kind of command is not asked again here.
+	h.say("run touch a1.txt")
+	id = h.expect(`\? approval (\w+): Bash`)[1]
+	h.say("allow thread")
+	h.expect(`! approval ` + id + `: Allowed by operator for this thread \(Bash\(touch:\*\)\)$`)
+	h.expect(`— ✓`)
+	from := h.cursor
+	h.say("run touch a2.txt")
+	h.expect(`✓ Bash: touch a2\.txt`)
+	h.expect(`— ✓`)
+	h.absent(from, `\? approval`)
+
+	// ... but it is asked in another thread.
+	h.say("/thread other")
+	h.say("run touch b1.txt")
+	id = h.expect(`^\[other\] \? approval (\w+): Bash`)[1]
+	// Always allow: a channel rule, persisted.
+	h.say("allow always")
+	h.expect(`! approval ` + id + `: Allowed by operator always in this channel \(Bash\(touch:\*\)\)$`)
+	h.expect(`^\[other\] — ✓`)
+	h.say("/thread third")
+	from = h.cursor
+	h.say("run touch c1.txt")
+	h.expect(`^\[third\] ✓ Bash: touch c1\.txt`)
+	h.absent(from, `\? approval`)
+	h.say("rules")
+	h.expect(`^\[third\] \* \d+\. allow Bash\(touch:\*\) \(channel\)$`)
+
+	for _, f := range []string{"a1.txt", "a2.txt", "b1.txt", "c1.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	audit, err := h.st.AuditLog(context.Background(), "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decisions := 0
+	for _, e := range audit {
+		if e.UserID == "operator" && e.Allowed && strings.HasPrefix(e.Action, "allow") || e.Action == "deny" {
+			decisions++
+		}
+	}
+	if decisions < 4 {
+		t.Errorf("audit has %d decisions: %+v", decisions, audit)
+	}
+}
+
+func TestConsoleRefusedApprover(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	h.say("run touch guarded.txt")
+	id := h.expect(`\? approval (\w+): Bash`)[1]
+	h.say("/as bob allow")
+	h.expect(`^\[main\] \* \(to bob\) Only operator \(who started this thread\) or an admin can decide this\.$`)
+	h.say("/as mallory allow")
+	h.expect(`\(to mallory\) You are not allowed to use this bot`)
+	h.say("allow")
+	h.expect(`! approval ` + id + `: Allowed by operator$`)
+	h.expect(`— ✓`)
+	h.say("/as bob allow")
+	// No approval is open any more: "allow" is a prompt for Claude now.
+	h.expect(`claude: ok: (.* / )?allow$`)
+
+	var refused int
+	audit, _ := h.st.AuditLog(context.Background(), "", 100)
+	for _, e := range audit {
+		if !e.Allowed && (e.UserID == "bob" || e.UserID == "mallory") {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("refused attempts audited: %d, want 2: %+v", refused, audit)
+	}
+}
+
+func TestConsoleQuestions(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	h.say("ask one")
+	id := h.expect(`^\[main\] \? question (\w+): \[Color\] Which color should the widget be\?$`)[1]
+	h.expect(`^\[main\]     2\. Blue — calm$`)
+	h.say("2")
+	h.expect(`! question ` + id + `: Answered by operator: Blue$`)
+	h.expect(`claude: tool result: .*"Which color should the widget be\?"="Blue"`)
+
+	h.say("ask two")
+	id = h.expect(`\? question (\w+): \(1/2\) \[Features\] Which features\?`)[1]
+	h.expect(`\? question ` + id + `: \(2/2\) \[Envs\] Which environments\?`)
+	h.say("3, 1")
+	h.expect(`Noted “Logging, Tracing” for: Which features\?`)
+	h.say("only on my laptop")
+	h.expect(`! question ` + id + `: Answered by operator: Logging, Tracing; only on my laptop$`)
+	h.expect(`claude: tool result: .*"Which features\?"="Logging, Tracing".*"Which environments\?"="only on my laptop"`)
+}
+
+func TestConsoleStopMidTurnAndQueuedFollowUps(t *testing.T) {
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	h := newHarness(t, script(hold), nil)
+
+	h.say("slow one")
+	h.api.WaitRequests(1, waitTimeout)
+	h.say("stop")
+	h.expect(`\* Stopping\.`)
+	h.expect(`— ■ Stopped`)
+	h.say("next please")
+	h.expect(`claude: ok: .*next please$`)
+
+	// Follow-ups while a turn runs are queued, then taken up in order.
+	n := len(h.api.Requests())
+	h.say("slow two")
+	h.api.WaitRequests(n+1, waitTimeout)
+	h.say("first follow-up")
+	h.expect(`\* Queued: “first follow-up”`)
+	h.say("second follow-up")
+	h.expect(`\* Queued: “second follow-up”`)
+	release()
+	h.expect(`— ✓`) // the slow turn
+	h.expect(`Taken up: “first follow-up”`)
+	// The CLI merges queued messages into one turn.
+	h.expect(`claude: ok: .*second follow-up`)
+	reqs := h.api.Requests()
+	last := reqs[len(reqs)-1].LastUserText()
+	if i, j := strings.Index(last, "first follow-up"), strings.Index(last, "second follow-up"); i < 0 || j < i {
+		t.Errorf("follow-ups out of order: %q", last)
+	}
+}
+
+func TestConsoleReapThenResume(t *testing.T) {
+	h := newHarness(t, script(nil), func(c *Config) { c.IdleTimeout = 500 * time.Millisecond })
+	h.say("remember pineapple")
+	h.expect(`— ✓`)
+	deadline := time.Now().Add(30 * time.Second)
+	for h.b.LiveSessions() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("idle session was not reaped")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	h.say("recall")
+	h.expect(`claude: I remember pineapple`)
+}
+
+func TestConsoleRestartExpiresApprovalAndResumes(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	h.say("remember pineapple")
+	h.expect(`— ✓`)
+	h.say("run touch never.txt")
+	id := h.expect(`\? approval (\w+): Bash`)[1]
+	h.restart()
+	h.expect(`^\[main\] ! approval ` + id + `: Expired: the bot is shutting down\.$`)
+	a, ok, err := h.st.GetApproval(context.Background(), id)
+	if err != nil || !ok || a.State != "expired" {
+		t.Errorf("approval after restart: %+v %v %v", a, ok, err)
+	}
+	h.say("allow")
+	// Nothing is pending any more, so "allow" is a prompt in the resumed session.
+	h.expect(`claude: ok: (.* / )?allow$`)
+	h.say("recall")
+	h.expect(`claude: I remember pineapple`)
+	if _, err := os.Stat(filepath.Join(h.workdir, "never.txt")); !os.IsNotExist(err) {
+		t.Errorf("expired approval ran the command: %v", err)
+	}
+}
+
+func TestConsoleManyThreadsOverCap(t *testing.T) {
+	const threads, maxLive = 20, 4
+	h := newHarness(t, script(nil), func(c *Config) { c.MaxSessions = maxLive })
+	var peak int
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				if n := h.b.LiveSessions(); n > peak {
+					peak = n
+				}
+			}
+		}
+	}()
+	for i := range threads {
+		h.say(fmt.Sprintf("/thread t%02d", i))
+		h.say(fmt.Sprintf("hello from t%02d", i))
+		h.say(fmt.Sprintf("again from t%02d", i))
+	}
+	for i := range threads {
+		name := fmt.Sprintf("t%02d", i)
+		start := h.cursor
+		h.expect(fmt.Sprintf(`^\[%s\] claude: ok: .*hello from %s`, name, name))
+		h.cursor = start
+		h.expect(fmt.Sprintf(`^\[%s\] claude: ok: .*again from %s`, name, name))
+		h.cursor = start
+	}
+	close(stop)
+	<-sampled
+	if peak > maxLive {
+		t.Errorf("peak live sessions %d > cap %d", peak, maxLive)
+	}
+	// Order within each thread: "hello" was answered before "again".
+	all := h.out.snapshot()
+	for i := range threads {
+		name := fmt.Sprintf("t%02d", i)
+		hello, again := -1, -1
+		for j, l := range all {
+			if strings.HasPrefix(l, "["+name+"] claude: ok:") {
+				if strings.Contains(l, "hello from") && hello < 0 {
+					hello = j
+				}
+				if strings.Contains(l, "again from") && again < 0 {
+					again = j
+				}
+			}
+		}
+		if hello < 0 || again < 0 || again < hello {
+			t.Errorf("%s: hello at %d, again at %d", name, hello, again)
+		}
+	}
+}

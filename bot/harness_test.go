@@ -1,0 +1,263 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters/console"
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/store"
+)
+
+const waitTimeout = 90 * time.Second
+
+// lines records console output and lets a test wait for a line.
+type lines struct {
+	mu     sync.Mutex
+	buf    []byte
+	all    []string
+	notify chan struct{}
+}
+
+func newLines() *lines { return &lines{notify: make(chan struct{}, 1)} }
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		l.all = append(l.all, string(l.buf[:i]))
+		l.buf = l.buf[i+1:]
+	}
+	l.mu.Unlock()
+	select {
+	case l.notify <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (l *lines) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.all...)
+}
+
+// harness runs a bot with the console adapter, the real CLI and the fake
+// model API. Its HOME and database survive restart().
+type harness struct {
+	t       *testing.T
+	api     *fakeanthropic.Server
+	bin     string
+	home    string
+	workdir string
+	db      string
+	mod     func(*Config)
+
+	st     *store.Store
+	b      *Bot
+	in     *io.PipeWriter
+	out    *lines
+	cancel context.CancelFunc
+	done   chan struct{}
+	cursor int
+}
+
+func newHarness(t *testing.T, script fakeanthropic.Script, mod func(*Config)) *harness {
+	t.Helper()
+	h := &harness{
+		t:       t,
+		bin:     testcli.Bin(t),
+		home:    t.TempDir(),
+		workdir: t.TempDir(),
+		db:      filepath.Join(t.TempDir(), "claudeops.db"),
+		mod:     mod,
+	}
+	h.api = fakeanthropic.Start(t, script)
+	h.startBot()
+	t.Cleanup(h.stopBot)
+	return h
+}
+
+func (h *harness) env() []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + h.home,
+		"LANG=C.UTF-8",
+		"ANTHROPIC_BASE_URL=" + h.api.URL,
+		"ANTHROPIC_API_KEY=sk-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"CLAUDE_CODE_MAX_RETRIES=1",
+	}
+}
+
+func (h *harness) startBot() {
+	h.t.Helper()
+	st, err := store.Open(context.Background(), h.db)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	cfg := Config{
+		ClaudeBin:       h.bin,
+		Env:             h.env(),
+		Workdir:         h.workdir,
+		AllowedUsers:    []string{console.OperatorID, "bob"},
+		Admins:          []string{console.OperatorID},
+		MaxSessions:     4,
+		IdleTimeout:     time.Hour,
+		ApprovalTimeout: time.Hour,
+		StopGrace:       3 * time.Second,
+	}
+	if testing.Verbose() {
+		cfg.Logger = nil
+	}
+	if h.mod != nil {
+		h.mod(&cfg)
+	}
+	pr, pw := io.Pipe()
+	out := h.out
+	if out == nil {
+		out = newLines() // kept across restarts, like a terminal
+	}
+	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
+	b := New(cfg, st)
+	b.AddAdapter(con)
+	if err := b.Recover(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = b.Run(ctx) }()
+	go func() { defer wg.Done(); _ = con.Run(ctx, b.Deliver) }()
+	go func() { wg.Wait(); close(done) }()
+	h.st, h.b, h.in, h.out, h.cancel, h.done = st, b, pw, out, cancel, done
+}
+
+// stopBot shuts the bot down in order and closes the store.
+func (h *harness) stopBot() {
+	if h.b == nil {
+		return
+	}
+	h.cancel()
+	h.in.Close()
+	select {
+	case <-h.done:
+	case <-time.After(time.Minute):
+		h.t.Error("bot did not shut down within a minute")
+	}
+	if err := h.st.Close(); err != nil {
+		h.t.Error(err)
+	}
+	h.b = nil
+}
+
+func (h *harness) restart() {
+	h.stopBot()
+	h.startBot()
+}
+
+// say types a line at the console.
+func (h *harness) say(line string) {
+	h.t.Helper()
+	if _, err := io.WriteString(h.in, line+"\n"); err != nil {
+		h.t.Fatalf("type %q: %v", line, err)
+	}
+}
+
+// expect waits for an output line (after the cursor) matching the regexp,
+// moves the cursor past it, and returns it with its submatches.
+func (h *harness) expect(pattern string) []string {
+	h.t.Helper()
+	re := regexp.MustCompile(pattern)
+	deadline := time.NewTimer(waitTimeout)
+	defer deadline.Stop()
+	for {
+		all := h.out.snapshot()
+		for i := h.cursor; i < len(all); i++ {
+			if m := re.FindStringSubmatch(all[i]); m != nil {
+				h.cursor = i + 1
+				return m
+			}
+		}
+		select {
+		case <-h.out.notify:
+		case <-deadline.C:
+			h.t.Fatalf("no line matching %q; output:\n%s", pattern, strings.Join(all, "\n"))
+		}
+	}
+}
+
+// absent checks that no line since from matches.
+func (h *harness) absent(from int, pattern string) {
+	h.t.Helper()
+	re := regexp.MustCompile(pattern)
+	for _, l := range h.out.snapshot()[from:] {
+		if re.MatchString(l) {
+			h.t.Errorf("unexpected line %q", l)
+		}
+	}
+}
+
+// script is the fake model used by the end-to-end tests. It acts on the
+// last thing the user typed:
+//
+//	run <command>     asks to run a Bash command, then reports its output
+//	ask one / ask two asks a single-select question / two multi-select ones
+//	slow <word>       streams slowly until released (hold channel)
+//	recall            says whether the history mentions "pineapple"
+//	anything else     answers "ok: <text>"
+func script(hold <-chan struct{}) fakeanthropic.Script {
+	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if trs := req.ToolResults(); len(trs) > 0 {
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("tool result: " + trs[0].Content)}}
+		}
+		all := req.LastUserText()
+		text := all
+		if i := strings.LastIndex(text, "\n"); i >= 0 {
+			// After "[Request interrupted by user]", or the last of merged
+			// queued messages.
+			text = text[i+1:]
+		}
+		switch {
+		case strings.HasPrefix(text, "run "):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": strings.TrimPrefix(text, "run "), "description": "as asked"})}}
+		case text == "ask one":
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", json.RawMessage(askOne))}}
+		case text == "ask two":
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", json.RawMessage(askTwo))}}
+		case strings.HasPrefix(text, "slow"):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("slow answer for " + text + " that goes on and on")}, Hold: hold, ChunkSize: 8}
+		case text == "recall":
+			if strings.Contains(req.Transcript(), "pineapple") {
+				return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("I remember pineapple")}}
+			}
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("I remember nothing")}}
+		}
+		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("ok: " + strings.ReplaceAll(all, "\n", " / "))}}
+	}
+}
+
+const askOne = `{"questions":[{"question":"Which color should the widget be?","header":"Color","multiSelect":false,
+ "options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"calm"},{"label":"Green","description":"eco"}]}]}`
+
+const askTwo = `{"questions":[
+ {"question":"Which features?","header":"Features","multiSelect":true,
+  "options":[{"label":"Logging","description":"logs"},{"label":"Metrics","description":"numbers"},{"label":"Tracing","description":"spans"}]},
+ {"question":"Which environments?","header":"Envs","multiSelect":true,
+  "options":[{"label":"staging","description":"s"},{"label":"production","description":"p"}]}]}`

@@ -1,0 +1,187 @@
+package bot
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// slots caps live claude processes. A thread holds a slot while its process
+// lives. When all are taken, the least recently used idle holder is asked to
+// give its slot back (its process is stopped; the thread resumes later);
+// when none is idle, threads wait in a FIFO queue and are told their place.
+type slots struct {
+	mu      sync.Mutex
+	max     int
+	now     func() time.Time
+	held    map[string]*slot
+	waiting []*slotWaiter
+}
+
+type slot struct {
+	key      string
+	lastUsed time.Time
+	busy     bool
+	evicting bool
+	// evict asks the holder to stop its process and release the slot.
+	evict func()
+}
+
+type slotWaiter struct {
+	key   string
+	ready chan struct{}
+}
+
+func newSlots(max int, now func() time.Time) *slots {
+	return &slots{max: max, now: now, held: make(map[string]*slot)}
+}
+
+func (s *slots) live() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}
+
+func (s *slots) queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.waiting)
+}
+
+// acquire takes a slot for key, evicting an idle holder if the cap is
+// reached, or waiting. onQueued is called (without the lock) with the
+// thread's place in the queue when it has to wait. evict is how this holder
+// is asked to give the slot back later.
+func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued func(pos int)) error {
+	s.mu.Lock()
+	if sl := s.held[key]; sl != nil {
+		sl.lastUsed = s.now()
+		s.mu.Unlock()
+		return nil
+	}
+	if len(s.held) < s.max && len(s.waiting) == 0 {
+		s.take(key, evict)
+		s.mu.Unlock()
+		return nil
+	}
+	w := &slotWaiter{key: key, ready: make(chan struct{})}
+	s.waiting = append(s.waiting, w)
+	pos := len(s.waiting)
+	s.evictIdle()
+	s.mu.Unlock()
+
+	select {
+	case <-w.ready:
+	default:
+		if onQueued != nil {
+			onQueued(pos)
+		}
+	}
+	select {
+	case <-w.ready:
+		s.mu.Lock()
+		s.take(key, evict)
+		s.mu.Unlock()
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		select {
+		case <-w.ready:
+			// Handed a slot as we gave up: pass it on.
+			delete(s.held, key)
+			s.grant()
+		default:
+			for i, x := range s.waiting {
+				if x == w {
+					s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+					break
+				}
+			}
+		}
+		return ctx.Err()
+	}
+}
+
+// take must be called with the lock held.
+func (s *slots) take(key string, evict func()) {
+	s.held[key] = &slot{key: key, lastUsed: s.now(), evict: evict}
+}
+
+// evictIdle asks the least recently used idle holder to give its slot back,
+// once per waiter that cannot be served. Called with the lock held.
+func (s *slots) evictIdle() {
+	evicting := 0
+	for _, sl := range s.held {
+		if sl.evicting {
+			evicting++
+		}
+	}
+	if len(s.waiting) <= evicting {
+		return
+	}
+	var lru *slot
+	for _, sl := range s.held {
+		if sl.busy || sl.evicting {
+			continue
+		}
+		if lru == nil || sl.lastUsed.Before(lru.lastUsed) {
+			lru = sl
+		}
+	}
+	if lru != nil {
+		lru.evicting = true
+		go lru.evict() // the holder takes its own locks
+	}
+}
+
+// release gives key's slot back and hands it to the first waiter.
+func (s *slots) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.held[key]; !ok {
+		return
+	}
+	delete(s.held, key)
+	s.grant()
+}
+
+// grant hands free capacity to waiters. Called with the lock held.
+func (s *slots) grant() {
+	for len(s.waiting) > 0 && len(s.held) < s.max {
+		w := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		close(w.ready)
+		// Reserve its place until it takes the slot.
+		s.held[w.key] = &slot{key: w.key, lastUsed: s.now(), busy: true, evict: func() {}}
+	}
+	s.evictIdle()
+}
+
+// setBusy marks a holder busy (a turn runs, an approval waits) or idle
+// (evictable); idle holders are candidates for waiting threads.
+func (s *slots) setBusy(key string, busy bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl := s.held[key]
+	if sl == nil {
+		return
+	}
+	sl.busy = busy
+	sl.lastUsed = s.now()
+	if !busy {
+		s.evictIdle()
+	}
+}
+
+// keep: a holder asked to give its slot back could not (work arrived
+// first). It stays, busy, and another idle holder is asked instead.
+func (s *slots) keep(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sl := s.held[key]; sl != nil {
+		sl.evicting = false
+		sl.busy = true
+	}
+	s.evictIdle()
+}

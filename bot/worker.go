@@ -1,0 +1,464 @@
+package bot
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/store"
+)
+
+type inputKind int
+
+const (
+	inEvent   inputKind = iota // a chat event for this thread
+	inExpired                  // an approval of this thread expired
+	inEvict                    // give the process slot back
+)
+
+type input struct {
+	kind    inputKind
+	ev      adapters.Event
+	pending approvals.Pending
+}
+
+// workerLinger is how long a worker with no process and nothing to do stays
+// before it exits (the thread itself lives on in the store).
+const workerLinger = time.Minute
+
+// worker owns one thread: its claude process, its turn rendering and its
+// prompts. Everything about the thread happens on the worker's goroutine, in
+// arrival order, so its state needs no locks.
+type worker struct {
+	b       *Bot
+	ref     adapters.ThreadRef
+	key     string
+	log     *slog.Logger
+	ad      adapters.Adapter
+	mailbox chan input
+	// pendingInputs counts inputs queued or being queued, so the bot never
+	// retires a worker that has work coming.
+	pendingInputs atomic.Int64
+	idle          atomic.Bool
+
+	thread store.Thread
+	loaded bool
+
+	proc    process
+	events  <-chan claudeproc.Event
+	started bool          // this process printed system/init at least once
+	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
+
+	turn    *turn
+	queued  map[string]*queuedPrompt // by uuid: sent while a turn ran
+	prompts map[string]*promptState  // by approval id
+
+	flushTimer *time.Timer
+	flushC     <-chan time.Time
+	tickC      <-chan time.Time
+	ticker     *time.Ticker
+	idleTimer  *time.Timer
+}
+
+type queuedPrompt struct {
+	msg    claudeproc.UserMessage
+	text   string
+	user   adapters.User
+	notice adapters.MessageRef
+	shown  bool
+}
+
+func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
+	w := &worker{
+		b:       b,
+		ref:     ref,
+		key:     ref.Key(),
+		log:     b.log.With("thread", ref.Key()),
+		ad:      b.adapter(ref.Platform),
+		mailbox: make(chan input, b.cfg.MailboxSize),
+		queued:  make(map[string]*queuedPrompt),
+		prompts: make(map[string]*promptState),
+	}
+	w.idle.Store(true)
+	return w
+}
+
+// isIdle: no turn running and nothing queued (pending approvals alone do not
+// count: nobody may be there to answer them).
+func (w *worker) isIdle() bool { return w.idle.Load() && w.pendingInputs.Load() == 0 }
+
+func (w *worker) updateIdle() {
+	busy := w.turn != nil || len(w.queued) > 0
+	w.idle.Store(!busy)
+	w.b.slots.setBusy(w.key, busy || w.hasPendingPrompts())
+	if !busy {
+		w.b.signalIdle()
+	}
+}
+
+func (w *worker) hasPendingPrompts() bool {
+	for _, p := range w.prompts {
+		if p.open {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *worker) run(ctx context.Context) {
+	w.idleTimer = time.NewTimer(workerLinger)
+	defer w.idleTimer.Stop()
+	for {
+		var idleC <-chan time.Time
+		if w.quiet() {
+			idleC = w.idleTimer.C
+		}
+		select {
+		case <-ctx.Done():
+			w.stop("the bot is shutting down")
+			return
+		case in := <-w.mailbox:
+			w.pendingInputs.Add(-1)
+			w.handleInput(ctx, in)
+		case ev, ok := <-w.events:
+			if !ok {
+				w.events = nil
+				continue
+			}
+			w.handleProc(ctx, ev)
+		case <-w.flushC:
+			w.flushC, w.flushTimer = nil, nil
+			w.flush(ctx, false)
+		case <-w.tickC:
+			w.tick(ctx)
+		case <-idleC:
+			if w.proc != nil {
+				w.log.Info("idle session reaped", "after", w.b.cfg.IdleTimeout)
+				w.stop("")
+				w.resetIdle()
+				continue
+			}
+			if w.b.workerDone(w) {
+				return
+			}
+			w.resetIdle()
+		}
+		if w.quiet() {
+			w.resetIdle()
+		}
+	}
+}
+
+// quiet: nothing running, nothing pending: the idle timer may run.
+func (w *worker) quiet() bool {
+	return w.turn == nil && len(w.queued) == 0 && !w.hasPendingPrompts() && len(w.mailbox) == 0
+}
+
+func (w *worker) resetIdle() {
+	d := workerLinger
+	if w.proc != nil {
+		d = w.b.cfg.IdleTimeout
+	}
+	if !w.idleTimer.Stop() {
+		select {
+		case <-w.idleTimer.C:
+		default:
+		}
+	}
+	w.idleTimer.Reset(d)
+}
+
+func (w *worker) handleInput(ctx context.Context, in input) {
+	switch in.kind {
+	case inEvict:
+		if w.proc != nil && w.turn == nil && len(w.queued) == 0 && !w.hasPendingPrompts() {
+			w.log.Info("idle session stopped to free a slot")
+			w.stop("")
+		} else if w.proc != nil {
+			w.b.slots.keep(w.key)
+		}
+	case inExpired:
+		w.onExpired(ctx, in.pending)
+	case inEvent:
+		if err := w.loadThread(ctx, in.ev.User); err != nil {
+			w.log.Error("load thread", "err", err)
+			w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
+			return
+		}
+		switch in.ev.Kind {
+		case adapters.EventAction:
+			w.onAction(ctx, in.ev)
+		case adapters.EventMessage:
+			w.onMessage(ctx, in.ev)
+		}
+	}
+}
+
+func (w *worker) loadThread(ctx context.Context, starter adapters.User) error {
+	if w.loaded {
+		return nil
+	}
+	t, ok, err := w.b.store.GetThread(ctx, w.key)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		now := w.b.now()
+		t = store.Thread{
+			Key: w.key, Platform: w.ref.Platform, Channel: w.ref.Channel, ThreadID: w.ref.Thread,
+			StartedBy: starter.ID, State: "new", CreatedAt: now, LastActivity: now,
+		}
+		if err := w.b.store.SaveThread(ctx, t); err != nil {
+			return err
+		}
+	}
+	w.thread, w.loaded = t, true
+	return nil
+}
+
+func (w *worker) saveThread(ctx context.Context) {
+	w.thread.LastActivity = w.b.now()
+	if err := w.b.store.SaveThread(ctx, w.thread); err != nil {
+		w.log.Error("save thread", "err", err)
+	}
+}
+
+func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
+	text := strings.TrimSpace(ev.Text)
+	if text == "" && len(ev.Files) == 0 {
+		return
+	}
+	if w.runCommand(ctx, ev, text) {
+		return
+	}
+	if w.typedReply(ctx, ev, text) {
+		return
+	}
+	w.prompt(ctx, ev, text)
+}
+
+// prompt sends text to Claude, starting or resuming the session first.
+func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
+	msg := claudeproc.UserMessage{Text: text, UUID: newUUID()}
+	if len(ev.Files) > 0 {
+		var err error
+		if msg, err = w.withFiles(msg, ev.Files); err != nil {
+			w.notice(ctx, "Could not save the attached files: "+err.Error(), true)
+			return
+		}
+	}
+	if err := w.ensureProcess(ctx); err != nil {
+		if ctx.Err() == nil {
+			w.log.Error("start claude", "err", err)
+			w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
+		}
+		return
+	}
+	qp := &queuedPrompt{msg: msg, text: text, user: ev.User}
+	if w.turn != nil {
+		// The CLI queues it (or injects it into a running tool step); the
+		// user sees it queued, then taken up (command_lifecycle).
+		w.queued[msg.UUID] = qp
+	} else {
+		w.beginTurn(qp)
+		if !w.started {
+			w.initial = qp
+		}
+	}
+	if err := w.proc.Send(msg); err != nil {
+		w.log.Warn("send to claude failed", "err", err)
+		delete(w.queued, msg.UUID)
+		w.turn = nil
+		w.notice(ctx, "Claude Code was not reachable; send your message again.", true)
+	}
+	w.updateIdle()
+}
+
+// ensureProcess starts (or resumes) the thread's claude process.
+func (w *worker) ensureProcess(ctx context.Context) error {
+	if w.proc != nil {
+		w.b.slots.setBusy(w.key, true)
+		return nil
+	}
+	var queuedNotice *adapters.MessageRef
+	err := w.b.slots.acquire(ctx, w.key, func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
+		ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice,
+			Text: fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", w.b.cfg.MaxSessions, pos)})
+		if err == nil {
+			queuedNotice = &ref
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if queuedNotice != nil {
+		_ = w.ad.Edit(ctx, *queuedNotice, adapters.Message{Kind: adapters.KindNotice, Text: "A Claude session is free; going on."})
+	}
+	w.b.slots.setBusy(w.key, true)
+	opts := w.options()
+	if w.thread.SessionID == "" {
+		w.thread.SessionID = newUUID()
+		opts.SessionID = w.thread.SessionID
+	} else {
+		opts.Resume = w.thread.SessionID
+	}
+	p, err := w.b.start(ctx, opts)
+	if err != nil {
+		w.b.slots.release(w.key)
+		return err
+	}
+	w.proc, w.events, w.started = p, p.Events(), false
+	w.thread.State = "live"
+	w.saveThread(ctx)
+	w.log.Info("claude started", "session", w.thread.SessionID, "resume", opts.Resume != "", "cwd", opts.Dir)
+	return nil
+}
+
+func (w *worker) options() claudeproc.Options {
+	return claudeproc.Options{
+		Bin:            w.b.cfg.ClaudeBin,
+		Dir:            w.cwd(context.Background()),
+		Model:          w.thread.Model,
+		PermissionMode: w.thread.Mode,
+		Env:            claudeproc.BuildEnv(w.b.cfg.Env, w.b.cfg.ClaudeEnv),
+		MaxLineBytes:   w.b.cfg.MaxLineBytes,
+		StopGrace:      w.b.cfg.StopGrace,
+		Logger:         w.log,
+	}
+}
+
+// cwd is the channel's working directory, else the configured default.
+func (w *worker) cwd(ctx context.Context) string {
+	if c, ok, err := w.b.store.GetChannel(ctx, w.ref.ChannelKey()); err == nil && ok && c.Cwd != "" {
+		return c.Cwd
+	}
+	if w.thread.Cwd != "" {
+		return w.thread.Cwd
+	}
+	dir, err := filepath.Abs(w.b.cfg.Workdir)
+	if err != nil {
+		return w.b.cfg.Workdir
+	}
+	return dir
+}
+
+// stop ends the thread's process (if any): interrupting a running turn,
+// expiring its pending approvals. reason, when set, is told to the thread.
+func (w *worker) stop(reason string) {
+	ctx := context.Background()
+	if w.proc == nil {
+		return
+	}
+	p := w.proc
+	if reason != "" {
+		// Say why before the CLI cancels them as part of the interrupt.
+		for _, pd := range w.b.reg.ExpireThread(w.key) {
+			w.settleExpired(ctx, pd, "Expired: "+reason+".")
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 4*w.b.cfg.StopGrace)
+	info := p.Close(cctx)
+	cancel()
+	// Drain what it said before it ended, then let it go.
+	if w.events != nil {
+		for ev := range w.events {
+			if _, ok := ev.(*claudeproc.Exited); ok {
+				continue
+			}
+			w.handleProc(ctx, ev)
+		}
+	}
+	w.afterExit(ctx, info, reason)
+}
+
+// afterExit forgets the process and settles what depended on it.
+func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
+	w.proc, w.events = nil, nil
+	w.b.slots.release(w.key)
+	why := reason
+	if why == "" {
+		why = "the session ended"
+	}
+	for _, p := range w.b.reg.ExpireThread(w.key) {
+		w.settleExpired(ctx, p, "Expired: "+why+".")
+	}
+	if w.turn != nil {
+		w.finishTurnAbruptly(ctx, reason)
+	}
+	for id := range w.queued {
+		delete(w.queued, id)
+	}
+	w.thread.State = "idle"
+	w.saveThread(ctx)
+	w.log.Info("claude stopped", "reason", info.Reason)
+	w.updateIdle()
+}
+
+func (w *worker) notice(ctx context.Context, text string, isErr bool) adapters.MessageRef {
+	ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice, Text: text, Error: isErr})
+	if err != nil {
+		w.log.Warn("post notice", "err", err)
+	}
+	return ref
+}
+
+// withFiles saves attached files in the session's working directory and
+// tells Claude where they are; images also go along as image content.
+func (w *worker) withFiles(msg claudeproc.UserMessage, files []adapters.File) (claudeproc.UserMessage, error) {
+	dir := filepath.Join(w.cwd(context.Background()), "attachments")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return msg, err
+	}
+	var notes []string
+	var images []claudeproc.ContentBlock
+	for _, f := range files {
+		name := filepath.Base(filepath.Clean("/" + f.Name))
+		if name == "/" || name == "." {
+			name = "file"
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return msg, err
+		}
+		notes = append(notes, p)
+		if strings.HasPrefix(f.MimeType, "image/") {
+			images = append(images, claudeproc.ImageBlock(f.MimeType, f.Data))
+		}
+	}
+	text := msg.Text + "\n\n(Attached files saved to: " + strings.Join(notes, ", ") + ")"
+	if len(images) > 0 {
+		msg.Content = append([]claudeproc.ContentBlock{claudeproc.TextBlock(text)}, images...)
+		msg.Text = ""
+	} else {
+		msg.Text = text
+	}
+	return msg, nil
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// toWorkerEvict asks a thread's worker to give its slot back.
+func (b *Bot) toWorkerEvict(key string) {
+	if !b.toWorker(key, input{kind: inEvict}) {
+		// Full mailbox: the thread is busy anyway; it is not evictable now.
+		b.slots.setBusy(key, true)
+	}
+}
+
+var errNoProcess = errors.New("no live session")

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/store"
+)
+
+// TestMain lets the tests run the real main as a separate process (the
+// test binary re-executed), so that it can be killed with SIGKILL.
+func TestMain(m *testing.M) {
+	if os.Getenv("CLAUDEOPS_TEST_RUN_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// botProc is `claudeops console` running as a child process.
+type botProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	mu     sync.Mutex
+	lines  []string
+	notify chan struct{}
+	done   chan struct{}
+	cursor int
+}
+
+func startBotProc(t *testing.T, env []string) *botProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "console")
+	cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &testLog{t: t}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &botProc{t: t, cmd: cmd, stdin: in, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			b.mu.Lock()
+			b.lines = append(b.lines, sc.Text())
+			b.mu.Unlock()
+			select {
+			case b.notify <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-b.done
+		_ = cmd.Wait()
+	})
+	return b
+}
+
+type testLog struct {
+	t  *testing.T
+	mu sync.Mutex
+}
+
+func (l *testLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if testing.Verbose() {
+		l.t.Logf("bot: %s", strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func (b *botProc) say(s string) {
+	b.t.Helper()
+	if _, err := io.WriteString(b.stdin, s+"\n"); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *botProc) expect(pattern string) []string {
+	b.t.Helper()
+	re := regexp.MustCompile(pattern)
+	deadline := time.After(90 * time.Second)
+	for {
+		b.mu.Lock()
+		all := append([]string(nil), b.lines...)
+		b.mu.Unlock()
+		for i := b.cursor; i < len(all); i++ {
+			if m := re.FindStringSubmatch(all[i]); m != nil {
+				b.cursor = i + 1
+				return m
+			}
+		}
+		select {
+		case <-b.notify:
+		case <-b.done:
+			b.mu.Lock()
+			n := len(b.lines)
+			b.mu.Unlock()
+			if n == len(all) {
+				b.t.Fatalf("bot ended without a line matching %q; output:\n%s", pattern, strings.Join(all, "\n"))
+			}
+		case <-deadline:
+			b.t.Fatalf("no line matching %q; output:\n%s", pattern, strings.Join(all, "\n"))
+		}
+	}
+}
+
+// processesWithEnv finds processes whose environment holds kv: the claude
+// processes of this test (their HOME is unique).
+func processesWithEnv(kv string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, v := range strings.Split(string(b), "\x00") {
+			if v == kv {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// TestKill9MidTurnThenRestart: the bot is killed with SIGKILL while an
+// approval is pending; after a restart the approval shows as expired and
+// the thread resumes its conversation.
+func TestKill9MidTurnThenRestart(t *testing.T) {
+	bin := testcli.Bin(t)
+	api := fakeanthropic.Start(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if trs := req.ToolResults(); len(trs) > 0 {
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("tool said: " + trs[0].Content)}}
+		}
+		text := req.LastUserText()
+		switch {
+		case strings.HasSuffix(text, "run touch never.txt"):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": "touch never.txt"})}}
+		case strings.HasSuffix(text, "recall") && strings.Contains(req.Transcript(), "pineapple"):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("I remember pineapple")}}
+		}
+		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("noted")}}
+	})
+	home, work := t.TempDir(), t.TempDir()
+	db := filepath.Join(t.TempDir(), "claudeops.db")
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
+		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
+		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
+		"CLAUDEOPS_LOG_LEVEL=debug",
+	}
+
+	b := startBotProc(t, env)
+	b.say("remember pineapple")
+	b.expect(`^\[main\] claude: noted$`)
+	b.say("run touch never.txt")
+	id := b.expect(`^\[main\] \? approval (\w+): Bash`)[1]
+	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-b.done
+	_ = b.cmd.Wait()
+
+	// The bot could not stop its claude: with stdin closed it fails the
+	// pending permission request, finishes the turn and exits by itself.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(processesWithEnv("HOME="+home)) > 0 {
+		if time.Now().After(deadline) {
+			for _, pid := range processesWithEnv("HOME=" + home) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatal("the orphaned claude did not exit after its bot died")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	b2 := startBotProc(t, env)
+	// The prompt is updated, or, if the bot died before it recorded where
+	// the prompt was, the thread is told.
+	b2.expect(`^\[main\] (! approval ` + id + `: Expired: the bot restarted before anyone decided\.|\* The approval ` + id + ` for Bash expired: the bot restarted before anyone decided\.)$`)
+	b2.say("recall")
+	b2.expect(`^\[main\] claude: I remember pineapple$`)
+	// End of input: the bot lets the turn finish, then exits cleanly.
+	b2.stdin.Close()
+	select {
+	case <-b2.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("bot did not exit after its input ended")
+	}
+	if err := b2.cmd.Wait(); err != nil {
+		t.Errorf("bot exit: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(work, "never.txt")); !os.IsNotExist(err) {
+		t.Errorf("the unapproved command ran: %v", err)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, ok, err := st.GetApproval(context.Background(), id)
+	if err != nil || !ok || a.State != "expired" {
+		t.Errorf("approval in the store: %+v %v %v", a, ok, err)
+	}
+	if pids := processesWithEnv("HOME=" + home); len(pids) > 0 {
+		t.Errorf("claude processes left after a clean exit: %v", pids)
+	}
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// ErrNewerSchema is wrapped by Open's error when the database was written by
+// a newer claudeops than this one.
+var ErrNewerSchema = errors.New("database schema is newer than this claudeops")
+
+// SchemaVersionError reports a database whose schema version (Have) is
+// newer than the newest this binary knows (Known). It matches ErrNewerSchema
+// under errors.Is.
+type SchemaVersionError struct {
+	Have, Known int
+}
+
+func (e *SchemaVersionError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this claudeops (%d); upgrade claudeops or use another CLAUDEOPS_DB",
+		e.Have, e.Known)
+}
+
+// Unwrap makes errors.Is(err, ErrNewerSchema) hold.
+func (e *SchemaVersionError) Unwrap() error { return ErrNewerSchema }
+
+// migration is one schema step. Migration i (0-based) takes the database from
+// user_version i to i+1. Never edit or reorder a released migration; append.
+type migration struct {
+	name string
+	up   func(ctx context.Context, tx *sql.Tx) error
+}
+
+// sqlMigration is a migration made of SQL statements.
+func sqlMigration(name, statements string) migration {
+	return migration{name: name, up: func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, statements)
+		return err
+	}}
+}
+
+// SchemaVersion is the schema version this binary migrates databases to.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate applies the migrations db lacks, each in its own write transaction
+// that also sets user_version. The version is read inside that transaction,
+// under the write lock, so processes opening the same file at once apply each
+// step exactly once.
+func migrate(ctx context.Context, db *sql.DB, ms []migration) error {
+	for {
+		applied, err := migrateStep(ctx, db, ms)
+		if err != nil || !applied {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the next migration, if there is one; it reports whether
+// it applied one.
+func migrateStep(ctx context.Context, db *sql.DB, ms []migration) (bool, error) {
+	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (_txlock)
+	if err != nil {
+		return false, fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("migrate: read schema version: %w", err)
+	}
+	switch {
+	case v > len(ms):
+		return false, &SchemaVersionError{Have: v, Known: len(ms)}
+	case v < 0:
+		return false, fmt.Errorf("migrate: negative schema version %d", v)
+	case v == len(ms):
+		return false, nil
+	}
+	m := ms[v]
+	if err := m.up(ctx, tx); err != nil {
+		return false, fmt.Errorf("migrate to version %d (%s): %w", v+1, m.name, err)
+	}
+	// PRAGMA takes no bound parameters; v+1 is our own integer.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return false, fmt.Errorf("migrate to version %d (%s): set version: %w", v+1, m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("migrate to version %d (%s): commit: %w", v+1, m.name, err)
+	}
+	return true, nil
+}
+
+// migrations is the schema, oldest first. Cross-record keys (a turn's
+// thread_key, an approval's thread_key, …) are deliberately not foreign keys:
+// the bot records turns, approvals and audit entries for threads it may not
+// have saved yet, and a refused attempt must be auditable whatever it names.
+var migrations = []migration{
+	sqlMigration("initial schema", `
+CREATE TABLE received_messages (
+	platform    TEXT NOT NULL,
+	key         TEXT NOT NULL,
+	thread_key  TEXT NOT NULL DEFAULT '',
+	user_id     TEXT NOT NULL DEFAULT '',
+	text        TEXT NOT NULL DEFAULT '',
+	received_at INTEGER,
+	PRIMARY KEY (platform, key)
+);
+CREATE INDEX received_messages_received_at ON received_messages (received_at);
+
+CREATE TABLE threads (
+	key           TEXT PRIMARY KEY,
+	platform      TEXT NOT NULL DEFAULT '',
+	channel       TEXT NOT NULL DEFAULT '',
+	thread_id     TEXT NOT NULL DEFAULT '',
+	started_by    TEXT NOT NULL DEFAULT '',
+	session_id    TEXT NOT NULL DEFAULT '',
+	cwd           TEXT NOT NULL DEFAULT '',
+	model         TEXT NOT NULL DEFAULT '',
+	mode          TEXT NOT NULL DEFAULT '',
+	state         TEXT NOT NULL DEFAULT '',
+	created_at    INTEGER,
+	last_activity INTEGER
+);
+CREATE INDEX threads_last_activity ON threads (last_activity);
+
+CREATE TABLE channels (
+	key        TEXT PRIMARY KEY,
+	cwd        TEXT NOT NULL DEFAULT '',
+	updated_by TEXT NOT NULL DEFAULT '',
+	updated_at INTEGER
+);
+
+CREATE TABLE turns (
+	id                    INTEGER PRIMARY KEY,
+	thread_key            TEXT NOT NULL DEFAULT '',
+	channel_key           TEXT NOT NULL DEFAULT '',
+	session_id            TEXT NOT NULL DEFAULT '',
+	prompt                TEXT NOT NULL DEFAULT '',
+	started_at            INTEGER,
+	ended_at              INTEGER,
+	result_subtype        TEXT NOT NULL DEFAULT '',
+	is_error              INTEGER NOT NULL DEFAULT 0,
+	cost_usd              REAL NOT NULL DEFAULT 0,
+	input_tokens          INTEGER NOT NULL DEFAULT 0,
+	output_tokens         INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens     INTEGER NOT NULL DEFAULT 0,
+	cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+	duration_ms           INTEGER NOT NULL DEFAULT 0,
+	num_turns             INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX turns_thread_ended ON turns (thread_key, ended_at);
+CREATE INDEX turns_channel_ended ON turns (channel_key, ended_at);
+
+CREATE TABLE approvals (
+	id           TEXT PRIMARY KEY,
+	request_id   TEXT NOT NULL DEFAULT '',
+	thread_key   TEXT NOT NULL DEFAULT '',
+	channel_key  TEXT NOT NULL DEFAULT '',
+	session_id   TEXT NOT NULL DEFAULT '',
+	tool         TEXT NOT NULL DEFAULT '',
+	input        TEXT NOT NULL DEFAULT '',
+	input_digest TEXT NOT NULL DEFAULT '',
+	asked_by     TEXT NOT NULL DEFAULT '',
+	kind         TEXT NOT NULL DEFAULT '',
+	state        TEXT NOT NULL DEFAULT '',
+	decided_by   TEXT NOT NULL DEFAULT '',
+	choice       TEXT NOT NULL DEFAULT '',
+	scope        TEXT NOT NULL DEFAULT '',
+	reason       TEXT NOT NULL DEFAULT '',
+	prompt_ref   TEXT NOT NULL DEFAULT '',
+	created_at   INTEGER,
+	expires_at   INTEGER,
+	decided_at   INTEGER
+);
+CREATE INDEX approvals_pending ON approvals (created_at) WHERE state = 'pending';
+
+CREATE TABLE rules (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT, -- never reuse a deleted rule's id
+	scope      TEXT NOT NULL DEFAULT '',
+	scope_key  TEXT NOT NULL DEFAULT '',
+	effect     TEXT NOT NULL DEFAULT '',
+	tool       TEXT NOT NULL DEFAULT '',
+	pattern    TEXT NOT NULL DEFAULT '',
+	created_by TEXT NOT NULL DEFAULT '',
+	created_at INTEGER
+);
+
+CREATE TABLE audit (
+	id         INTEGER PRIMARY KEY,
+	at         INTEGER,
+	thread_key TEXT NOT NULL DEFAULT '',
+	user_id    TEXT NOT NULL DEFAULT '',
+	action     TEXT NOT NULL DEFAULT '',
+	target     TEXT NOT NULL DEFAULT '',
+	detail     TEXT NOT NULL DEFAULT '',
+	allowed    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX audit_at ON audit (at);
+CREATE INDEX audit_thread_at ON audit (thread_key, at);
+`),
+}
