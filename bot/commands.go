@@ -288,10 +288,7 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 		}
 		var lines []string
 		for _, r := range rules {
-			applies := r.Scope == approvals.ScopeGlobal ||
-				(r.Scope == approvals.ScopeChannel && r.ScopeKey == w.ref.ChannelKey()) ||
-				(r.Scope == approvals.ScopeThread && r.ScopeKey == w.key)
-			if applies {
+			if w.appliesHere(r) {
 				lines = append(lines, fmt.Sprintf("%d. %s %s (%s)", r.ID, r.Effect, r.Spec(), r.Scope))
 			}
 		}
@@ -332,6 +329,10 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 			w.reply(ctx, "Usage: rules rm <id>")
 			return
 		}
+		if !w.ruleAppliesHere(ctx, id) {
+			w.reply(ctx, fmt.Sprintf("There is no rule %d here (`rules` lists them).", id))
+			return
+		}
 		ok, err := w.b.store.DeleteRule(ctx, id)
 		switch {
 		case err != nil:
@@ -343,4 +344,24 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 			w.reply(ctx, fmt.Sprintf("Rule %d removed.", id))
 		}
 	}
+}
+
+// appliesHere: the rule is global, or this channel's, or this thread's.
+func (w *worker) appliesHere(r approvals.Rule) bool {
+	return r.Scope == approvals.ScopeGlobal ||
+		(r.Scope == approvals.ScopeChannel && r.ScopeKey == w.ref.ChannelKey()) ||
+		(r.Scope == approvals.ScopeThread && r.ScopeKey == w.key)
+}
+
+func (w *worker) ruleAppliesHere(ctx context.Context, id int64) bool {
+	rules, err := w.rules(ctx)
+	if err != nil {
+		return false
+	}
+	for _, r := range rules {
+		if r.ID == id {
+			return w.appliesHere(r)
+		}
+	}
+	return false
 }

@@ -237,3 +237,53 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 		t.Errorf("claude processes left after a clean exit: %v", pids)
 	}
 }
+
+// TestSIGTERMShutsDownInOrder: a signal stops intake, stops the sessions
+// (their pending approvals expire and say so) and exits 0, leaving no
+// claude process behind.
+func TestSIGTERMShutsDownInOrder(t *testing.T) {
+	bin := testcli.Bin(t)
+	api := fakeanthropic.Start(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if len(req.ToolResults()) > 0 {
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}}
+		}
+		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": "touch later.txt"})}}
+	})
+	home, work := t.TempDir(), t.TempDir()
+	db := filepath.Join(t.TempDir(), "claudeops.db")
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
+		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
+		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
+	}
+	b := startBotProc(t, env)
+	b.say("make a file")
+	id := b.expect(`^\[main\] \? approval (\w+): Bash`)[1]
+	start := time.Now()
+	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	b.expect(`^\[main\] ! approval ` + id + `: Expired: the bot is shutting down\.$`)
+	<-b.done
+	if err := b.cmd.Wait(); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("shutdown took %s", took)
+	}
+	if pids := processesWithEnv("HOME=" + home); len(pids) > 0 {
+		t.Errorf("claude processes left: %v", pids)
+	}
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if a, ok, _ := st.GetApproval(context.Background(), id); !ok || a.State != "expired" {
+		t.Errorf("approval after shutdown: %+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(work, "later.txt")); !os.IsNotExist(err) {
+		t.Errorf("the unapproved command ran: %v", err)
+	}
+}

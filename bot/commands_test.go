@@ -1,0 +1,82 @@
+package bot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestConsoleCommands(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	sub := filepath.Join(h.workdir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	h.say("help")
+	h.expect(`^\[main\] \* Commands \(anything else is a prompt for Claude\):$`)
+	h.expect("• `rules \\| rules add <allow\\|deny> <Tool>\\[\\(<pattern>\\)\\] \\| rules rm <id>`")
+	h.say("/as bob help")
+	h.expect("• `cwd` — show, or \\(admins\\) set")
+
+	h.say("status")
+	h.expect(`State: no session yet`)
+	h.say("status of the build?") // not a command: a prompt
+	h.expect(`claude: ok: status of the build\?`)
+
+	h.say("mode plan")
+	h.expect(`^\[main\] \* Mode: plan\.$`)
+	h.say("mode bogus")
+	h.expect(`Unknown mode bogus; use one of default, acceptEdits, plan\.`)
+	h.say("model claude-sonnet-4-5")
+	h.expect(`^\[main\] \* Model: claude-sonnet-4-5\.$`)
+	h.say("which model")
+	h.expect(`claude: ok: which model`)
+	reqs := h.api.Requests()
+	if m := reqs[len(reqs)-1].Model; m != "claude-sonnet-4-5" {
+		t.Errorf("model after `model`: %s", m)
+	}
+	h.say("status")
+	h.expect(`Model: claude-sonnet-4-5 · Mode: plan`)
+
+	h.say("cost")
+	h.expect(`^\[main\] \* This thread: \$0\.\d+ · 2 turns`)
+	h.expect(`This channel today \(UTC\): \$0\.\d+ · 2 turns`)
+
+	h.say("cwd")
+	h.expect(`Working directory: ` + h.workdir)
+	h.say("/as bob cwd sub")
+	h.expect(`\(to bob\) Only admins can change the working directory\.`)
+	h.say("cwd sub")
+	h.expect(`Working directory of this channel: ` + sub + `\.`)
+	h.say("cwd nowhere")
+	h.expect(`Not a directory: `)
+
+	h.say("rules add deny Bash(rm:*)")
+	id := h.expect(`^\[main\] \* Rule (\d+): deny Bash\(rm:\*\) in this channel\.$`)[1]
+	h.say("/as bob rules add allow Bash")
+	h.expect(`\(to bob\) Only admins can change permission rules\.`)
+	h.say("rules add allow Bash(")
+	h.expect(`Not a rule: `)
+	h.say("rules")
+	h.expect(`^\[main\] \* ` + id + `\. deny Bash\(rm:\*\) \(channel\)$`)
+	h.say("run rm -rf stuff")
+	h.expect(`Bash was denied by the rule ` + "`deny Bash\\(rm:\\*\\)`")
+	h.say("rules rm " + id)
+	h.expect(`Rule ` + id + ` removed\.`)
+	h.say("rules rm 999")
+	h.expect(`There is no rule 999 here`)
+
+	h.say("new")
+	h.expect(`Session ended\. Your next message starts a fresh conversation\.`)
+	h.say("status")
+	h.expect(`State: no session yet`)
+	h.say("stop")
+	h.expect(`Nothing is running\.`)
+
+	th, ok, err := h.st.GetThread(context.Background(), "console/console/main")
+	if err != nil || !ok || th.SessionID != "" || th.Mode != "plan" || th.Model != "claude-sonnet-4-5" {
+		t.Errorf("thread after new: %+v %v %v", th, ok, err)
+	}
+}
