@@ -357,7 +357,7 @@ func (b *Bot) toWorker(key string, in input) bool {
 	w.pendingInputs.Add(1)
 	b.mu.Unlock()
 	select {
-	case w.mailbox <- in:
+	case w.mailbox <- &in:
 		return true
 	default:
 		w.pendingInputs.Add(-1)

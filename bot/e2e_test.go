@@ -263,6 +263,15 @@ func TestConsoleManyThreadsOverCap(t *testing.T) {
 	if peak > maxLive {
 		t.Errorf("peak live sessions %d > cap %d", peak, maxLive)
 	}
+	waited := 0
+	for _, l := range h.out.snapshot() {
+		if strings.Contains(l, "this thread is waiting (position ") {
+			waited++
+		}
+	}
+	if waited == 0 {
+		t.Error("no thread was told it waits in the queue")
+	}
 	// Order within each thread: "hello" was answered before "again".
 	all := h.out.snapshot()
 	for i := range threads {

@@ -28,8 +28,10 @@ type turn struct {
 }
 
 type liveText struct {
-	id       string
-	blocks   map[int]string
+	id string
+	// blocks accumulate deltas without copying what came before: a delta
+	// costs its own length, not the message's.
+	blocks   map[int]*strings.Builder
 	order    []int
 	streamed bool // text came from stream deltas; assistant lines are then ignored
 	ref      *adapters.MessageRef
@@ -39,20 +41,41 @@ type liveText struct {
 }
 
 func (l *liveText) text() string {
+	if len(l.order) == 1 {
+		return l.blocks[l.order[0]].String()
+	}
 	parts := make([]string, 0, len(l.order))
 	for _, i := range l.order {
-		if s := l.blocks[i]; s != "" {
+		if s := l.blocks[i].String(); s != "" {
 			parts = append(parts, s)
 		}
 	}
 	return strings.Join(parts, "\n\n")
 }
 
-func (l *liveText) set(index int, s string) {
-	if _, ok := l.blocks[index]; !ok {
+func (l *liveText) block(index int) *strings.Builder {
+	b := l.blocks[index]
+	if b == nil {
+		b = new(strings.Builder)
+		l.blocks[index] = b
 		l.order = append(l.order, index)
 	}
-	l.blocks[index] = s
+	return b
+}
+
+// set replaces a block's text (the complete block, when it ends).
+func (l *liveText) set(index int, s string) {
+	b := l.block(index)
+	if b.Len() == len(s) && b.String() == s {
+		return
+	}
+	b.Reset()
+	b.WriteString(s)
+	l.dirty = true
+}
+
+func (l *liveText) appendDelta(index int, s string) {
+	l.block(index).WriteString(s)
 	l.dirty = true
 }
 
@@ -174,7 +197,7 @@ func (w *worker) onStream(ctx context.Context, e *claudeproc.StreamEvent) {
 	case e.EventType == "content_block_delta" && e.DeltaType == "text_delta":
 		lt := w.live(t, e.APIMessageID)
 		lt.streamed = true
-		lt.set(e.Index, lt.blocks[e.Index]+e.Delta)
+		lt.appendDelta(e.Index, e.Delta)
 		w.scheduleFlush(ctx)
 	case e.EventType == "content_block_stop" && e.Block != nil && e.Block.Type == "text":
 		lt := w.live(t, e.APIMessageID)
@@ -186,7 +209,7 @@ func (w *worker) onStream(ctx context.Context, e *claudeproc.StreamEvent) {
 func (w *worker) live(t *turn, id string) *liveText {
 	lt := t.texts[id]
 	if lt == nil {
-		lt = &liveText{id: id, blocks: make(map[int]string)}
+		lt = &liveText{id: id, blocks: make(map[int]*strings.Builder)}
 		t.texts[id] = lt
 		t.textOrder = append(t.textOrder, lt)
 	}

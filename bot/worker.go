@@ -45,7 +45,7 @@ type worker struct {
 	key     string
 	log     *slog.Logger
 	ad      adapters.Adapter
-	mailbox chan input
+	mailbox chan *input
 	// pendingInputs counts inputs queued or being queued, so the bot never
 	// retires a worker that has work coming.
 	pendingInputs atomic.Int64
@@ -85,7 +85,7 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		key:     ref.Key(),
 		log:     b.log.With("thread", ref.Key()),
 		ad:      b.adapter(ref.Platform),
-		mailbox: make(chan input, b.cfg.MailboxSize),
+		mailbox: make(chan *input, b.cfg.MailboxSize),
 		queued:  make(map[string]*queuedPrompt),
 		prompts: make(map[string]*promptState),
 	}
@@ -178,7 +178,7 @@ func (w *worker) resetIdle() {
 	w.idleTimer.Reset(d)
 }
 
-func (w *worker) handleInput(ctx context.Context, in input) {
+func (w *worker) handleInput(ctx context.Context, in *input) {
 	switch in.kind {
 	case inEvict:
 		if w.proc != nil && w.turn == nil && len(w.queued) == 0 && !w.hasPendingPrompts() {
