@@ -79,6 +79,10 @@ type Event struct {
 	Choice string
 	// Values are the selected option numbers (1-based, as text) or free text.
 	Values []string
+	// Answers, for a question prompt answered with its controls: one entry
+	// per question, the chosen option numbers (1-based, comma-separated),
+	// "" where that question was left unanswered.
+	Answers []string
 	// Reason comes with a deny.
 	Reason string
 
@@ -121,6 +125,9 @@ type Tool struct {
 	Elapsed time.Duration
 	// Preview is the first part of the tool's output (or error).
 	Preview string
+	// Output is the whole output once the tool has finished, for adapters
+	// that can attach it (a file) when it is long.
+	Output string
 	// Depth > 0 nests a subagent's tool under the Agent call that runs it.
 	Depth int
 }
@@ -233,6 +240,12 @@ type Adapter interface {
 // edited declare the interval; the bot coalesces updates to it.
 type Pacer interface {
 	EditInterval() time.Duration
+}
+
+// Statuser is optional: adapters that can show that Claude is working in a
+// thread ("is thinking…"). An empty status clears it.
+type Statuser interface {
+	SetStatus(ctx context.Context, t ThreadRef, status string) error
 }
 
 // Teller is optional: adapters that can tell one user something only they

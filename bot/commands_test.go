@@ -33,6 +33,7 @@ func TestConsoleCommands(t *testing.T) {
 	h.expect(`^\[main\] \* Model: claude-sonnet-4-5\.$`)
 	h.say("which model")
 	h.expect(`claude: ok: which model`)
+	h.expect(`— ✓`)
 	reqs := h.api.Requests()
 	if m := reqs[len(reqs)-1].Model; m != "claude-sonnet-4-5" {
 		t.Errorf("model after `model`: %s", m)

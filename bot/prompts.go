@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,7 +88,14 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	}
 	w.flush(ctx, false)
 	ps := &promptState{id: p.ID, requestID: cr.RequestID, open: true, questions: qs, answers: map[int]string{}}
-	ps.prompt = buildPrompt(p.ID, c, qs)
+	shown := *c
+	if in := bytes.TrimSpace(c.Input); (len(in) == 0 || string(in) == "{}") && len(w.toolInputs[c.ToolUseID]) > 0 {
+		// 2.1.330 asks about ExitPlanMode with an empty input; show the
+		// plan the model wrote in its tool call. What runs is still the
+		// request's own input.
+		shown.Input = w.toolInputs[c.ToolUseID]
+	}
+	ps.prompt = buildPrompt(p.ID, &shown, qs)
 	ref, err := w.ad.Ask(ctx, w.ref, ps.prompt)
 	if err != nil {
 		log.Error("show prompt", "err", err)
@@ -133,7 +141,9 @@ func approvalDetail(c *claudeproc.CanUseTool) string {
 	case "Bash":
 		return "$ " + s("command")
 	case "Write":
-		return s("file_path") + "\n" + prefixLines(s("content"), "+ ")
+		return s("file_path") + "\n" + prefixLines(strings.TrimSuffix(s("content"), "\n"), "+ ")
+	case "ExitPlanMode":
+		return s("plan")
 	case "Edit":
 		return s("file_path") + "\n" + prefixLines(s("old_string"), "- ") + "\n" + prefixLines(s("new_string"), "+ ")
 	case "Read":
@@ -173,8 +183,12 @@ func (w *worker) rules(ctx context.Context) ([]approvals.Rule, error) {
 	return out, nil
 }
 
-// onAction handles a click on a prompt.
+// onAction handles a click: the Stop button, or a choice on a prompt.
 func (w *worker) onAction(ctx context.Context, ev adapters.Event) {
+	if ev.Choice == "stop" {
+		w.cmdStop(ctx, ev, nil)
+		return
+	}
 	ps := w.prompts[ev.PromptID]
 	if ps == nil {
 		// Not live in this run: an old prompt (a restart expired it) or a
@@ -188,6 +202,10 @@ func (w *worker) onAction(ctx context.Context, ev adapters.Event) {
 	if ps.prompt.Kind == adapters.PromptQuestion {
 		if ev.Choice == "deny" {
 			w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.ChoiceDeny, Reason: ev.Reason})
+			return
+		}
+		if len(ev.Answers) > 0 {
+			w.answerAll(ctx, ps, ev.User, ev.Answers)
 			return
 		}
 		w.answerValues(ctx, ps, ev.User, ev.Values)
@@ -270,6 +288,42 @@ func (w *worker) answerValues(ctx context.Context, ps *promptState, user adapter
 		answers[q.Text] = ps.answers[i]
 	}
 	w.decide(ctx, ps, user, approvals.Decision{Choice: approvals.ChoiceAllow, Answers: answers})
+}
+
+// answerAll records answers given with a prompt's controls (one entry per
+// question, "" for those left open); when every question has one, the
+// prompt is decided.
+func (w *worker) answerAll(ctx context.Context, ps *promptState, user adapters.User, answers []string) {
+	if !w.b.reg.MayDecide(user.ID, w.thread.StartedBy) {
+		w.refuse(ctx, ps, user)
+		return
+	}
+	for i, a := range answers {
+		if i >= len(ps.questions) || strings.TrimSpace(a) == "" {
+			continue
+		}
+		ans, err := approvals.ParseAnswer(ps.questions[i], a)
+		if err != nil {
+			w.b.tell(ctx, w.ref, user, "That answer does not fit: "+err.Error())
+			return
+		}
+		ps.answers[i] = ans
+	}
+	if len(ps.answers) < len(ps.questions) {
+		var open []string
+		for i, q := range ps.questions {
+			if _, ok := ps.answers[i]; !ok {
+				open = append(open, q.Text)
+			}
+		}
+		w.b.tell(ctx, w.ref, user, "Still to answer: "+strings.Join(open, "; "))
+		return
+	}
+	final := make(map[string]string, len(ps.questions))
+	for i, q := range ps.questions {
+		final[q.Text] = ps.answers[i]
+	}
+	w.decide(ctx, ps, user, approvals.Decision{Choice: approvals.ChoiceAllow, Answers: final})
 }
 
 func (w *worker) refuse(ctx context.Context, ps *promptState, user adapters.User) {

@@ -22,7 +22,6 @@ type turn struct {
 
 	texts     map[string]*liveText // by assistant message id
 	textOrder []*liveText
-	tools     map[string]*toolLine // by tool_use id
 	retry     *adapters.MessageRef
 	lastCost  float64
 }
@@ -80,6 +79,7 @@ func (l *liveText) appendDelta(index int, s string) {
 }
 
 type toolLine struct {
+	id      string
 	tool    adapters.Tool
 	ref     *adapters.MessageRef
 	started time.Time
@@ -88,13 +88,22 @@ type toolLine struct {
 }
 
 func (w *worker) beginTurn(qp *queuedPrompt) {
+	w.setStatus("is thinking…")
 	w.turn = &turn{
 		prompt:  qp.text,
 		started: w.b.now(),
 		texts:   make(map[string]*liveText),
-		tools:   make(map[string]*toolLine),
 	}
 	w.startTicker()
+}
+
+// setStatus shows (or, empty, clears) the platform's "working" indicator.
+func (w *worker) setStatus(status string) {
+	if st, ok := w.ad.(adapters.Statuser); ok {
+		if err := st.SetStatus(context.Background(), w.ref, status); err != nil {
+			w.log.Debug("set status", "err", err)
+		}
+	}
 }
 
 func (w *worker) startTicker() {
@@ -203,6 +212,12 @@ func (w *worker) onStream(ctx context.Context, e *claudeproc.StreamEvent) {
 		lt := w.live(t, e.APIMessageID)
 		lt.set(e.Index, e.Block.Text)
 		w.scheduleFlush(ctx)
+	case e.EventType == "message_stop":
+		// The assistant message is complete: show its text as final now,
+		// not at the end of the turn.
+		if lt := t.texts[e.APIMessageID]; lt != nil {
+			w.finalizeText(ctx, lt)
+		}
 	}
 }
 
@@ -219,13 +234,7 @@ func (w *worker) live(t *turn, id string) *liveText {
 func (w *worker) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 	t := w.ensureTurn()
 	if e.IsAPIError {
-		w.flush(ctx, false)
-		text := e.Block.Text
-		if text == "" {
-			text = e.Error
-		}
-		w.notice(ctx, "Claude API error: "+text, true)
-		return
+		return // the result that follows states it
 	}
 	for _, b := range e.Blocks {
 		switch b.Type {
@@ -241,6 +250,12 @@ func (w *worker) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 				w.scheduleFlush(ctx)
 			}
 		case "tool_use":
+			if lt := t.texts[e.MessageID]; lt != nil && e.ParentToolUseID == "" {
+				// The text before a tool call is complete: show it whole
+				// before the tool line; text after the call starts anew.
+				w.finalizeText(ctx, lt)
+				delete(t.texts, e.MessageID)
+			}
 			w.flush(ctx, false)
 			depth := 0
 			if e.ParentToolUseID != "" {
@@ -264,6 +279,31 @@ func (w *worker) scheduleFlush(ctx context.Context) {
 		w.flushTimer = time.NewTimer(interval)
 		w.flushC = w.flushTimer.C
 	}
+}
+
+// finalizeText shows one message's text as complete.
+func (w *worker) finalizeText(ctx context.Context, lt *liveText) {
+	if lt.final {
+		return
+	}
+	text := lt.text()
+	lt.dirty = false
+	m := adapters.Message{Kind: adapters.KindText, Text: text, Final: true}
+	if lt.ref == nil {
+		if text == "" {
+			return
+		}
+		ref, err := w.ad.Post(ctx, w.ref, m)
+		if err != nil {
+			w.log.Warn("post text", "err", err)
+			return
+		}
+		lt.ref = &ref
+	} else if err := w.ad.Edit(ctx, *lt.ref, m); err != nil {
+		w.log.Warn("edit text", "err", err)
+		return
+	}
+	lt.shown, lt.final = text, true
 }
 
 // flush shows changed live text. final marks every text complete.
@@ -343,13 +383,15 @@ func keyInput(tool string, raw json.RawMessage) string {
 	return shorten(oneLine(s), 200)
 }
 
+// toolStart shows a tool call. Tool lines belong to the worker, not the
+// turn: a background subagent's tools outlive the turn that started it.
 func (w *worker) toolStart(ctx context.Context, id, name string, input json.RawMessage, depth int) {
-	t := w.ensureTurn()
-	if id == "" || t.tools[id] != nil {
+	if id == "" || w.tools[id] != nil {
 		return
 	}
-	tl := &toolLine{tool: adapters.Tool{Name: name, Input: keyInput(name, input), State: adapters.ToolRunning, Depth: depth}, started: w.b.now()}
-	t.tools[id] = tl
+	w.toolInputs[id] = input
+	tl := &toolLine{id: id, tool: adapters.Tool{Name: name, Input: keyInput(name, input), State: adapters.ToolRunning, Depth: depth}, started: w.b.now()}
+	w.tools[id] = tl
 	ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindTool, Tool: &tl.tool})
 	if err != nil {
 		w.log.Warn("post tool line", "err", err)
@@ -360,33 +402,58 @@ func (w *worker) toolStart(ctx context.Context, id, name string, input json.RawM
 }
 
 func (w *worker) toolDone(ctx context.Context, id string, isErr bool, output string) {
-	if w.turn == nil {
-		return
-	}
-	tl := w.turn.tools[id]
+	tl := w.tools[id]
 	if tl == nil || tl.done {
 		return
 	}
-	tl.done = true
+	w.endTool(tl)
 	if isErr {
 		tl.tool.State = adapters.ToolFailed
 	} else {
 		tl.tool.State = adapters.ToolOK
 	}
 	tl.tool.Elapsed = w.b.now().Sub(tl.started)
+	if (tl.tool.Name == "Agent" || tl.tool.Name == "Task") && strings.Contains(output, "agent launched") {
+		// The CLI's launch receipt is meant for the model, not for people.
+		output = "running in the background"
+	}
 	tl.tool.Preview = shorten(strings.TrimSpace(output), 300)
+	tl.tool.Output = output
 	w.showTool(ctx, tl)
+	delete(w.tools, id)
+}
+
+// endTool marks a tool line finished; the caller sets how.
+func (w *worker) endTool(tl *toolLine) {
+	tl.done = true
+	delete(w.toolInputs, tl.id)
+}
+
+// closeTools ends the lines of tools that will not report any more
+// (interrupted, or their process is gone). With mainOnly, a background
+// subagent's tools (nested) are left running.
+func (w *worker) closeTools(ctx context.Context, mainOnly bool, why string) {
+	now := w.b.now()
+	for id, tl := range w.tools {
+		if tl.done || (mainOnly && tl.tool.Depth > 0) {
+			continue
+		}
+		w.endTool(tl)
+		tl.tool.State = adapters.ToolFailed
+		tl.tool.Elapsed = now.Sub(tl.started)
+		tl.tool.Preview = why
+		w.showTool(ctx, tl)
+		delete(w.tools, id)
+	}
 }
 
 func (w *worker) toolDenied(ctx context.Context, id, why string) {
-	if w.turn == nil {
-		return
-	}
-	tl := w.turn.tools[id]
+	tl := w.tools[id]
 	if tl == nil || tl.done {
 		return
 	}
-	tl.done = true
+	w.endTool(tl)
+	defer delete(w.tools, id)
 	tl.tool.State = adapters.ToolDenied
 	tl.tool.Elapsed = w.b.now().Sub(tl.started)
 	tl.tool.Preview = shorten(why, 300)
@@ -410,12 +477,12 @@ func (w *worker) showTool(ctx context.Context, tl *toolLine) {
 
 // tick refreshes the elapsed time of running tools.
 func (w *worker) tick(ctx context.Context) {
-	if w.turn == nil {
+	if w.turn == nil && len(w.tools) == 0 {
 		w.stopTicker()
 		return
 	}
 	now := w.b.now()
-	for _, tl := range w.turn.tools {
+	for _, tl := range w.tools {
 		if tl.done || tl.ref == nil {
 			continue
 		}
@@ -465,7 +532,9 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 	case "started":
 		show("Taken up: “" + excerpt + "”.")
 		delete(w.queued, e.CommandUUID)
-		if w.turn != nil && w.turn.storeID == 0 {
+		if w.turn == nil {
+			w.beginTurn(qp)
+		} else if w.turn.storeID == 0 {
 			w.turn.prompt = qp.text
 		}
 	case "cancelled":
@@ -495,19 +564,15 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	}); err != nil && t.storeID != 0 {
 		w.log.Error("store turn result", "err", err)
 	}
-	// Tools that never reported back (interrupted) end here.
-	for _, tl := range t.tools {
-		if !tl.done {
-			tl.done = true
-			tl.tool.State = adapters.ToolFailed
-			tl.tool.Elapsed = now.Sub(tl.started)
-			tl.tool.Preview = "interrupted"
-			w.showTool(ctx, tl)
-		}
-	}
+	// The turn's own tools that never reported back (interrupted) end here;
+	// a background subagent's go on.
+	w.closeTools(ctx, true, "interrupted")
 	w.footer(ctx, r, cost)
+	w.setStatus("")
 	w.turn = nil
-	w.stopTicker()
+	if len(w.tools) == 0 {
+		w.stopTicker()
+	}
 	w.thread.State = "idle"
 	w.saveThread(ctx)
 	w.updateIdle()
@@ -602,6 +667,7 @@ func (w *worker) onExited(ctx context.Context, e *claudeproc.Exited) {
 func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 	t := w.turn
 	w.flush(ctx, true)
+	w.closeTools(ctx, false, "stopped: "+reason)
 	if t.storeID != 0 {
 		if err := w.b.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: w.key, EndedAt: w.b.now(), ResultSubtype: "aborted", IsError: true}); err != nil {
 			w.log.Error("store aborted turn", "err", err)
@@ -613,6 +679,7 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 		}
 	}
 	w.turn = nil
+	w.setStatus("")
 	w.stopTicker()
 }
 

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -59,9 +60,13 @@ type worker struct {
 	started bool          // this process printed system/init at least once
 	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
 
-	turn    *turn
-	queued  map[string]*queuedPrompt // by uuid: sent while a turn ran
-	prompts map[string]*promptState  // by approval id
+	turn  *turn
+	tools map[string]*toolLine // by tool_use id, while shown running
+	// toolInputs keeps what each running tool call asked, by tool_use id:
+	// some approval requests (ExitPlanMode) carry an empty input.
+	toolInputs map[string]json.RawMessage
+	queued     map[string]*queuedPrompt // by uuid: sent while a turn ran
+	prompts    map[string]*promptState  // by approval id
 
 	flushTimer *time.Timer
 	flushC     <-chan time.Time
@@ -80,14 +85,16 @@ type queuedPrompt struct {
 
 func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 	w := &worker{
-		b:       b,
-		ref:     ref,
-		key:     ref.Key(),
-		log:     b.log.With("thread", ref.Key()),
-		ad:      b.adapter(ref.Platform),
-		mailbox: make(chan *input, b.cfg.MailboxSize),
-		queued:  make(map[string]*queuedPrompt),
-		prompts: make(map[string]*promptState),
+		b:          b,
+		ref:        ref,
+		key:        ref.Key(),
+		log:        b.log.With("thread", ref.Key()),
+		ad:         b.adapter(ref.Platform),
+		mailbox:    make(chan *input, b.cfg.MailboxSize),
+		queued:     make(map[string]*queuedPrompt),
+		tools:      make(map[string]*toolLine),
+		toolInputs: make(map[string]json.RawMessage),
+		prompts:    make(map[string]*promptState),
 	}
 	w.idle.Store(true)
 	return w
@@ -98,7 +105,7 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 func (w *worker) isIdle() bool { return w.idle.Load() && w.pendingInputs.Load() == 0 }
 
 func (w *worker) updateIdle() {
-	busy := w.turn != nil || len(w.queued) > 0
+	busy := w.turn != nil || len(w.queued) > 0 || len(w.tools) > 0
 	w.idle.Store(!busy)
 	w.b.slots.setBusy(w.key, busy || w.hasPendingPrompts())
 	if !busy {
@@ -161,7 +168,7 @@ func (w *worker) run(ctx context.Context) {
 
 // quiet: nothing running, nothing pending: the idle timer may run.
 func (w *worker) quiet() bool {
-	return w.turn == nil && len(w.queued) == 0 && !w.hasPendingPrompts() && len(w.mailbox) == 0
+	return w.turn == nil && len(w.queued) == 0 && len(w.tools) == 0 && !w.hasPendingPrompts() && len(w.mailbox) == 0
 }
 
 func (w *worker) resetIdle() {
@@ -181,7 +188,7 @@ func (w *worker) resetIdle() {
 func (w *worker) handleInput(ctx context.Context, in *input) {
 	switch in.kind {
 	case inEvict:
-		if w.proc != nil && w.turn == nil && len(w.queued) == 0 && !w.hasPendingPrompts() {
+		if w.proc != nil && w.quiet() {
 			w.log.Info("idle session stopped to free a slot")
 			w.stop("")
 		} else if w.proc != nil {
@@ -395,6 +402,7 @@ func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason
 	if w.turn != nil {
 		w.finishTurnAbruptly(ctx, reason)
 	}
+	w.closeTools(ctx, false, "stopped: "+why)
 	for id := range w.queued {
 		delete(w.queued, id)
 	}

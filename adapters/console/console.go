@@ -254,14 +254,14 @@ func (a *Adapter) render(ref adapters.MessageRef, m adapters.Message) {
 			}
 			a.tools[ref.ID] = a.now()
 			if seen {
-				a.printf(th, "%s⚙ %s: %s (%s)", indent, t.Name, t.Input, roundDur(t.Elapsed))
+				a.printf(th, "%s⚙ %s (%s)", indent, toolLabel(t), roundDur(t.Elapsed))
 			} else {
-				a.printf(th, "%s⚙ %s: %s", indent, t.Name, t.Input)
+				a.printf(th, "%s⚙ %s", indent, toolLabel(t))
 			}
 		default:
 			delete(a.tools, ref.ID)
 			mark := map[adapters.ToolState]string{adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
-			s := fmt.Sprintf("%s%s %s: %s (%s)", indent, mark, t.Name, t.Input, roundDur(t.Elapsed))
+			s := fmt.Sprintf("%s%s %s (%s)", indent, mark, toolLabel(t), roundDur(t.Elapsed))
 			if t.Preview != "" {
 				s += " → " + oneLine(t.Preview, 160)
 			}
@@ -365,6 +365,14 @@ func (a *Adapter) flush() error {
 	return nil
 }
 
+// toolLabel is "Bash: make test", or just the name when there is no input.
+func toolLabel(t *adapters.Tool) string {
+	if t.Input == "" {
+		return t.Name
+	}
+	return t.Name + ": " + t.Input
+}
+
 func roundDur(d time.Duration) string {
 	switch {
 	case d < time.Second:
@@ -381,7 +389,7 @@ func oneLine(s string, n int) string {
 		s = s[:i] + " …"
 	}
 	if len(s) > n {
-		s = s[:n] + "…"
+		s = strings.ToValidUTF8(s[:n], "") + "…" // never cut a rune in two
 	}
 	return s
 }
