@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"sync"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters/console"
+	slackadapter "github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/store"
 )
@@ -21,10 +25,26 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	slackSet := cfg.SlackBotToken != "" || cfg.SlackAppToken != "" || cfg.SlackSigningSecret != ""
 	matrixSet := cfg.MatrixHomeserver != "" || cfg.MatrixAccessToken != ""
 	useConsole := consoleOnly || (!slackSet && !matrixSet)
-	if !consoleOnly && (slackSet || matrixSet) {
-		// The Slack and Matrix adapters are not part of this build yet.
-		log.Error("Slack/Matrix credentials are set, but this build has only the console adapter; run `claudeops console` or unset them")
+	if !consoleOnly && matrixSet {
+		// The Matrix adapter is not part of this build yet.
+		log.Error("Matrix credentials are set, but this build has no Matrix adapter yet; unset MATRIX_* or run `claudeops console`")
 		return 78
+	}
+	var sl *slackadapter.Adapter
+	if slackSet && !consoleOnly {
+		var err error
+		sl, err = slackadapter.New(slackadapter.Config{
+			BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, SigningSecret: cfg.SlackSigningSecret,
+			APIURL: cfg.SlackAPIURL, AllowBots: cfg.SlackAllowBots, Streaming: cfg.SlackStreaming, Logger: log,
+		})
+		if err != nil {
+			log.Error("slack configuration", "err", err)
+			return 78
+		}
+		if cfg.SlackSigningSecret != "" && cfg.HTTPAddr == "" {
+			log.Error("SLACK_SIGNING_SECRET is set but CLAUDEOPS_HTTP_ADDR is not: nowhere to receive Slack's HTTP deliveries")
+			return 78
+		}
 	}
 
 	st, err := store.Open(ctx, cfg.DB)
@@ -63,6 +83,9 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	if con != nil {
 		b.AddAdapter(con)
 	}
+	if sl != nil {
+		b.AddAdapter(sl)
+	}
 	if err := b.Recover(ctx); err != nil {
 		log.Error("recover state", "err", err)
 		return 1
@@ -98,6 +121,25 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 			}
 		}()
 	}
+	if sl != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := sl.Run(intakeCtx, b.Deliver); err != nil {
+				log.Error("slack adapter stopped", "err", err)
+				cancel()
+			}
+		}()
+	}
+	if cfg.HTTPAddr != "" {
+		srv, err := serveHTTP(intakeCtx, cfg.HTTPAddr, sl, b, log)
+		if err != nil {
+			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
+			cancel()
+		} else {
+			defer srv.Close()
+		}
+	}
 	<-runCtx.Done()
 	log.Info("shutting down")
 	stopIntake()
@@ -109,4 +151,34 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		return 1
 	}
 	return 0
+}
+
+// serveHTTP serves Slack's HTTP mode at /slack/events and the operational
+// endpoints (/healthz) on addr until ctx ends.
+func serveHTTP(ctx context.Context, addr string, sl *slackadapter.Adapter, b *bot.Bot, log *slog.Logger) (*http.Server, error) {
+	mux := http.NewServeMux()
+	if sl != nil {
+		mux.Handle("POST /slack/events", sl.HTTPHandler())
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "ok\nlive_sessions %d\n", b.LiveSessions())
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	log.Info("http listening", "addr", ln.Addr().String())
+	return srv, nil
 }

@@ -1,0 +1,130 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// Per-method budgets (SLACK.md §1): one budget per method per workspace,
+// shared by every session of the bot; chat.postMessage is limited per
+// channel. rate is calls per second, burst how many may go at once.
+var methodLimits = map[string]struct{ rate, burst float64 }{
+	"chat.postMessage":             {1, 3}, // per channel
+	"chat.update":                  {50.0 / 60, 5},
+	"chat.delete":                  {50.0 / 60, 5},
+	"chat.postEphemeral":           {100.0 / 60, 10},
+	"chat.startStream":             {20.0 / 60, 3},
+	"chat.appendStream":            {100.0 / 60, 10},
+	"chat.stopStream":              {20.0 / 60, 3},
+	"assistant.threads.setStatus":  {50.0 / 60, 5},
+	"reactions.add":                {50.0 / 60, 5},
+	"files.getUploadURLExternal":   {100.0 / 60, 10},
+	"files.completeUploadExternal": {100.0 / 60, 10},
+	"auth.test":                    {50.0 / 60, 5},
+}
+
+// limiter paces calls per method (and per channel for chat.postMessage)
+// and honours Retry-After: after a 429 no call of that method goes out
+// before the time Slack named.
+type limiter struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	scale   float64
+	buckets map[string]*bucket
+	blocked map[string]time.Time
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func newLimiter(scale float64, now func() time.Time) *limiter {
+	if scale <= 0 {
+		scale = 1
+	}
+	return &limiter{now: now, scale: scale, buckets: map[string]*bucket{}, blocked: map[string]time.Time{}}
+}
+
+func bucketKey(method, channel string) string {
+	if method == "chat.postMessage" {
+		return method + "/" + channel
+	}
+	return method
+}
+
+// wait blocks until a call of method may be made, or ctx ends.
+func (l *limiter) wait(ctx context.Context, method, channel string) error {
+	lim, ok := methodLimits[method]
+	if !ok {
+		lim.rate, lim.burst = 50.0/60, 5
+	}
+	rate := lim.rate * l.scale
+	key := bucketKey(method, channel)
+	for {
+		l.mu.Lock()
+		now := l.now()
+		var d time.Duration
+		if until, ok := l.blocked[method]; ok && now.Before(until) {
+			d = until.Sub(now)
+		} else {
+			b := l.buckets[key]
+			if b == nil {
+				b = &bucket{tokens: lim.burst, last: now}
+				l.buckets[key] = b
+			}
+			b.tokens = min(lim.burst, b.tokens+now.Sub(b.last).Seconds()*rate)
+			b.last = now
+			if b.tokens >= 1 {
+				b.tokens--
+				l.mu.Unlock()
+				return nil
+			}
+			d = time.Duration((1 - b.tokens) / rate * float64(time.Second))
+		}
+		l.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// penalize records a 429: nothing of method goes out before retryAfter.
+func (l *limiter) penalize(method string, retryAfter time.Duration) {
+	if retryAfter <= 0 {
+		retryAfter = time.Second
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	until := l.now().Add(retryAfter)
+	if until.After(l.blocked[method]) {
+		l.blocked[method] = until
+	}
+}
+
+// call runs one Web API call under the limiter, waiting out 429s and
+// trying again: nothing is dropped, and no call of a method is made inside
+// a Retry-After Slack gave for it.
+func (a *Adapter) call(ctx context.Context, method, channel string, f func(context.Context) error) error {
+	for {
+		if err := a.lim.wait(ctx, method, channel); err != nil {
+			return err
+		}
+		err := f(ctx)
+		var rl *slack.RateLimitedError
+		if errors.As(err, &rl) {
+			a.log.Debug("slack: rate limited", "method", method, "retry_after", rl.RetryAfter)
+			a.lim.penalize(method, rl.RetryAfter)
+			continue
+		}
+		return err
+	}
+}

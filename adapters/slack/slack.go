@@ -1,0 +1,416 @@
+// Package slack is the Slack adapter: a mention starts (or continues) a
+// thread-bound session, replies in that thread continue it, DMs are threads
+// too, and `/claude <command>` runs chat commands. Events arrive over Socket
+// Mode (SLACK_APP_TOKEN) and/or the HTTP Events API (SLACK_SIGNING_SECRET,
+// served by HTTPHandler); both may run at once.
+//
+// Rendering follows Slack's limits (shared/SLACK.md): Markdown goes out as
+// markdown blocks (Slack renders it) with mention syntax made inert, long
+// text is split without losing a character, and every Web API call goes
+// through one per-method budget with Retry-After honoured. Edits are
+// coalesced per message: the latest content always lands, intermediate
+// ones may be skipped.
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+// Platform is the ThreadRef.Platform of Slack threads.
+const Platform = "slack"
+
+// Config configures the adapter; cmd fills it from the environment.
+type Config struct {
+	BotToken      string
+	AppToken      string // Socket Mode when set
+	SigningSecret string // HTTP Events API when set
+	// APIURL overrides https://slack.com/api/ (proxies, tests). It must end
+	// with a slash.
+	APIURL string
+	// AllowBots lets other bots' messages through (the bot's own never are).
+	AllowBots bool
+	// EditInterval is the least time between two edits of one message
+	// (default 2 s: chat.update is Tier 3 for the whole workspace).
+	EditInterval time.Duration
+	// Streaming uses chat.startStream/appendStream/stopStream for Claude's
+	// text when the workspace allows it (it is tried once, then remembered).
+	Streaming bool
+	// RateScale multiplies the per-method budgets (tests with a faster fake).
+	RateScale  float64
+	HTTPClient *http.Client
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// Adapter is the Slack adapter. Create it with New, then Run it.
+type Adapter struct {
+	cfg  Config
+	log  *slog.Logger
+	api  *slack.Client
+	lim  *limiter
+	now  func() time.Time
+	hc   *http.Client
+	edit *editor
+
+	mu        sync.Mutex
+	botUserID string
+	botID     string
+	teamID    string
+	deliver   func(context.Context, adapters.Event) error
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	msgMu sync.Mutex
+	msgs  map[string]*posted // by msgKey
+	// asker is who last wrote in each thread (channel|thread): streams are
+	// addressed to a recipient.
+	asker map[string]string
+
+	streamOK int32 // 0 unknown, 1 works, -1 refused
+}
+
+// New validates the configuration; it does no I/O.
+func New(cfg Config) (*Adapter, error) {
+	if cfg.BotToken == "" {
+		return nil, errors.New("slack: SLACK_BOT_TOKEN is required")
+	}
+	if cfg.AppToken == "" && cfg.SigningSecret == "" {
+		return nil, errors.New("slack: set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP Events API)")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.EditInterval <= 0 {
+		cfg.EditInterval = 2 * time.Second
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	opts := []slack.Option{slack.OptionHTTPClient(cfg.HTTPClient)}
+	if cfg.APIURL != "" {
+		u := cfg.APIURL
+		if !strings.HasSuffix(u, "/") {
+			u += "/"
+		}
+		opts = append(opts, slack.OptionAPIURL(u))
+	}
+	if cfg.AppToken != "" {
+		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
+	}
+	a := &Adapter{
+		cfg:   cfg,
+		log:   cfg.Logger.With("adapter", Platform),
+		api:   slack.New(cfg.BotToken, opts...),
+		lim:   newLimiter(cfg.RateScale, cfg.Now),
+		now:   cfg.Now,
+		hc:    cfg.HTTPClient,
+		msgs:  make(map[string]*posted),
+		asker: make(map[string]string),
+		ready: make(chan struct{}),
+	}
+	if cfg.Streaming {
+		a.streamOK = 0
+	} else {
+		a.streamOK = -1
+	}
+	a.edit = newEditor(a)
+	return a, nil
+}
+
+// Name implements adapters.Adapter.
+func (a *Adapter) Name() string { return Platform }
+
+// EditInterval implements adapters.Pacer.
+func (a *Adapter) EditInterval() time.Duration { return a.cfg.EditInterval }
+
+// Run identifies the bot (auth.test), then receives events over Socket Mode
+// (when an app token is set) until ctx ends. HTTP deliveries are served by
+// HTTPHandler once Run has identified the bot.
+func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
+	var auth *slack.AuthTestResponse
+	err := a.call(ctx, "auth.test", "", func(ctx context.Context) error {
+		var err error
+		auth, err = a.api.AuthTestContext(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("slack auth.test: %w", err)
+	}
+	a.mu.Lock()
+	a.botUserID, a.botID, a.teamID, a.deliver = auth.UserID, auth.BotID, auth.TeamID, deliver
+	a.mu.Unlock()
+	a.readyOnce.Do(func() { close(a.ready) })
+	a.log.Info("slack: connected", "team", auth.TeamID, "bot_user", auth.UserID)
+
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a.edit.run(ctx)
+	}()
+	defer wg.Wait()
+	if a.cfg.AppToken == "" {
+		<-ctx.Done()
+		return nil
+	}
+	return a.runSocket(ctx)
+}
+
+func (a *Adapter) identity() (botUser, botID, team string, deliver func(context.Context, adapters.Event) error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.botUserID, a.botID, a.teamID, a.deliver
+}
+
+// runSocket runs Socket Mode: slack-go reconnects on refresh_requested,
+// warnings and dropped sockets; envelopes not acked are delivered again by
+// Slack, and our dedupe (by message) makes each post one turn.
+func (a *Adapter) runSocket(ctx context.Context) error {
+	sm := socketmode.New(a.api)
+	errc := make(chan error, 1)
+	go func() { errc <- sm.RunContext(ctx) }()
+	for {
+		select {
+		case <-ctx.Done():
+			<-errc
+			return nil
+		case err := <-errc:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("slack socket mode: %w", err)
+		case evt, ok := <-sm.Events:
+			if !ok {
+				return nil
+			}
+			a.onSocketEvent(ctx, sm, evt)
+		}
+	}
+}
+
+func (a *Adapter) onSocketEvent(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+	switch evt.Type {
+	case socketmode.EventTypeConnected:
+		a.log.Info("slack: socket connected")
+	case socketmode.EventTypeDisconnect:
+		a.log.Info("slack: socket disconnected; reconnecting")
+	case socketmode.EventTypeEventsAPI:
+		ev, ok := evt.Data.(slackevents.EventsAPIEvent)
+		if !ok || evt.Request == nil {
+			return
+		}
+		if err := a.onEventsAPI(ctx, ev); err != nil {
+			// Not acked: Slack delivers it again.
+			a.log.Warn("slack: event not recorded; leaving it for redelivery", "err", err)
+			return
+		}
+		_ = sm.Ack(*evt.Request)
+	case socketmode.EventTypeInteractive:
+		cb, ok := evt.Data.(slack.InteractionCallback)
+		if !ok || evt.Request == nil {
+			return
+		}
+		a.onInteraction(ctx, cb)
+		_ = sm.Ack(*evt.Request)
+	case socketmode.EventTypeSlashCommand:
+		cmd, ok := evt.Data.(slack.SlashCommand)
+		if !ok || evt.Request == nil {
+			return
+		}
+		_ = sm.Ack(*evt.Request)
+		go a.onSlash(ctx, cmd)
+	case socketmode.EventTypeErrorBadMessage, socketmode.EventTypeInvalidAuth, socketmode.EventTypeIncomingError:
+		a.log.Warn("slack: socket mode problem", "type", evt.Type, "data", fmt.Sprint(evt.Data))
+	}
+}
+
+// onEventsAPI turns a message or app_mention into an event and delivers it.
+// The error is non-nil only when the bot could not record it.
+func (a *Adapter) onEventsAPI(ctx context.Context, ev slackevents.EventsAPIEvent) error {
+	if ev.Type != slackevents.CallbackEvent {
+		return nil
+	}
+	botUser, botID, team, deliver := a.identity()
+	if ev.TeamID != "" {
+		team = ev.TeamID
+	}
+	var (
+		user, text, channel, ts, threadTS, subtype, evBotID, channelType string
+		files                                                            []slack.File
+		mentioned                                                        bool
+	)
+	switch e := ev.InnerEvent.Data.(type) {
+	case *slackevents.AppMentionEvent:
+		user, text, channel, ts, threadTS, evBotID = e.User, e.Text, e.Channel, e.TimeStamp, e.ThreadTimeStamp, e.BotID
+		mentioned = true
+		files = e.Files
+	case *slackevents.MessageEvent:
+		user, text, channel, ts, threadTS, subtype, evBotID, channelType = e.User, e.Text, e.Channel, e.TimeStamp, e.ThreadTimeStamp, e.SubType, e.BotID, e.ChannelType
+		if e.Message != nil {
+			files = e.Message.Files
+		}
+		switch subtype {
+		case "", "file_share", "thread_broadcast":
+		default:
+			return nil // edits, deletes, joins: not prompts
+		}
+		mentioned = channelType == "im" || strings.Contains(text, "<@"+botUser+">")
+		if !mentioned && threadTS == "" {
+			return nil // a channel message not for us
+		}
+	default:
+		return nil
+	}
+	if user == botUser || (evBotID != "" && (evBotID == botID || !a.cfg.AllowBots)) || user == "" {
+		return nil
+	}
+	root := threadTS
+	if root == "" {
+		root = ts
+	}
+	out := adapters.Event{
+		Kind:      adapters.EventMessage,
+		Thread:    adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: root},
+		MessageID: team + "/" + channel + "/" + ts,
+		User:      adapters.User{ID: user, Name: user},
+		Text:      stripMention(text, botUser),
+		Mentioned: mentioned,
+		At:        a.now(),
+	}
+	if len(files) > 0 {
+		out.Files = a.download(ctx, files)
+	}
+	a.msgMu.Lock()
+	a.asker[channel+"|"+root] = user
+	a.msgMu.Unlock()
+	return deliver(ctx, out)
+}
+
+// stripMention removes the bot's mention and unescapes Slack's &amp; &lt; &gt;.
+func stripMention(text, botUser string) string {
+	text = strings.ReplaceAll(text, "<@"+botUser+">", "")
+	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
+	return strings.TrimSpace(text)
+}
+
+// maxFileBytes bounds one downloaded attachment.
+const maxFileBytes = 20 << 20
+
+func (a *Adapter) download(ctx context.Context, files []slack.File) []adapters.File {
+	var out []adapters.File
+	for _, f := range files {
+		url := f.URLPrivateDownload
+		if url == "" {
+			url = f.URLPrivate
+		}
+		if url == "" || f.Size > maxFileBytes {
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			continue
+		}
+		req.Header.Set("Authorization", "Bearer "+a.cfg.BotToken)
+		resp, err := a.hc.Do(req)
+		if err != nil {
+			a.log.Warn("slack: download file", "file", f.Name, "err", err)
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxFileBytes+1))
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || len(data) > maxFileBytes {
+			a.log.Warn("slack: download file", "file", f.Name, "status", resp.StatusCode, "err", err)
+			continue
+		}
+		out = append(out, adapters.File{Name: f.Name, MimeType: f.Mimetype, Data: data})
+	}
+	return out
+}
+
+// onInteraction turns a click into an event.
+func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallback) {
+	if cb.Type != slack.InteractionTypeBlockActions || len(cb.ActionCallback.BlockActions) == 0 {
+		return
+	}
+	_, _, _, deliver := a.identity()
+	channel := cb.Channel.ID
+	if channel == "" {
+		channel = cb.Container.ChannelID
+	}
+	thread := cb.Container.ThreadTs
+	if thread == "" {
+		thread = cb.Message.ThreadTimestamp
+	}
+	if thread == "" {
+		thread = cb.Container.MessageTs
+	}
+	base := adapters.Event{
+		Kind:   adapters.EventAction,
+		Thread: adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: thread},
+		User:   adapters.User{ID: cb.User.ID, Name: cb.User.Name},
+		At:     a.now(),
+	}
+	for _, act := range cb.ActionCallback.BlockActions {
+		var state slack.BlockActionStates
+		if cb.BlockActionState != nil {
+			state = *cb.BlockActionState
+		}
+		ev, ok := actionEvent(base, act, state)
+		if !ok {
+			continue
+		}
+		if err := deliver(ctx, ev); err != nil {
+			a.log.Warn("slack: click not delivered", "err", err)
+		}
+	}
+}
+
+// onSlash runs `/claude <text>`: a new thread rooted at a message that says
+// who asked, so the conversation has a place to live.
+func (a *Adapter) onSlash(ctx context.Context, cmd slack.SlashCommand) {
+	_, _, team, deliver := a.identity()
+	text := strings.TrimSpace(cmd.Text)
+	if text == "" {
+		text = "help"
+	}
+	root := fmt.Sprintf("<@%s> asked: %s", cmd.UserID, escapeMrkdwn(text))
+	var ts string
+	err := a.call(ctx, "chat.postMessage", cmd.ChannelID, func(ctx context.Context) error {
+		var err error
+		_, ts, err = a.api.PostMessageContext(ctx, cmd.ChannelID, slack.MsgOptionText(root, false))
+		return err
+	})
+	if err != nil {
+		a.log.Warn("slack: slash command: post root message", "err", err)
+		return
+	}
+	ev := adapters.Event{
+		Kind:      adapters.EventMessage,
+		Thread:    adapters.ThreadRef{Platform: Platform, Channel: cmd.ChannelID, Thread: ts},
+		MessageID: team + "/" + cmd.ChannelID + "/slash-" + cmd.TriggerID,
+		User:      adapters.User{ID: cmd.UserID, Name: cmd.UserName},
+		Text:      text,
+		Mentioned: true,
+		At:        a.now(),
+	}
+	if err := deliver(ctx, ev); err != nil {
+		a.log.Warn("slack: slash command not delivered", "err", err)
+	}
+}

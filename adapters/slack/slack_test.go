@@ -1,0 +1,291 @@
+package slack_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters/slack"
+	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/fakeslack"
+	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/store"
+)
+
+// End-to-end tests: people on our fake Slack, the bot with the Slack
+// adapter, the real Claude Code CLI, the fake model API.
+
+const (
+	alice   = "U0ALICE001"
+	bob     = "U0BOB00001"
+	general = "C0GENERAL1"
+	botUser = "U0FAKEBOT1"
+	mention = "<@" + botUser + "> "
+	wait    = 90 * time.Second
+)
+
+type harness struct {
+	t    *testing.T
+	fs   *fakeslack.Server
+	api  *fakeanthropic.Server
+	st   *store.Store
+	b    *bot.Bot
+	ad   *slack.Adapter
+	dir  string
+	stop func()
+}
+
+func newHarness(t *testing.T, script fakeanthropic.Script, fo fakeslack.Options, mod func(*bot.Config, *slack.Config)) *harness {
+	t.Helper()
+	bin := testcli.Bin(t)
+	h := &harness{t: t, dir: t.TempDir()}
+	h.fs = fakeslack.Start(t, fo)
+	h.api = fakeanthropic.Start(t, script)
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.st = st
+	home := t.TempDir()
+	bc := bot.Config{
+		ClaudeBin: bin,
+		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
+			"ANTHROPIC_BASE_URL=" + h.api.URL, "ANTHROPIC_API_KEY=sk-test",
+			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_MAX_RETRIES=1"},
+		Workdir:      h.dir,
+		AllowedUsers: []string{alice, bob},
+		MaxSessions:  4,
+		StopGrace:    3 * time.Second,
+	}
+	sc := slack.Config{
+		BotToken: h.fs.Opts.BotToken, AppToken: h.fs.Opts.AppToken, SigningSecret: h.fs.Opts.SigningSecret,
+		APIURL: h.fs.URL + "/api/", EditInterval: 200 * time.Millisecond, RateScale: fo.RateScale, Streaming: fo.Streaming,
+	}
+	if mod != nil {
+		mod(&bc, &sc)
+	}
+	ad, err := slack.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ad = ad
+	h.b = bot.New(bc, st)
+	h.b.AddAdapter(ad)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = h.b.Run(ctx) }()
+	go func() { defer wg.Done(); _ = ad.Run(ctx, h.b.Deliver) }()
+	h.stop = func() {
+		cancel()
+		wg.Wait()
+		st.Close()
+	}
+	t.Cleanup(h.stop)
+	if !h.fs.WaitConnections(1, wait) {
+		t.Fatal("the adapter did not connect over Socket Mode")
+	}
+	return h
+}
+
+// waitThread waits until the thread holds a bot message matching re, and
+// returns it.
+func (h *harness) waitThread(threadTS, pattern string) fakeslack.Message {
+	h.t.Helper()
+	re := regexp.MustCompile(pattern)
+	var found fakeslack.Message
+	ok := h.fs.WaitFor(wait, func() bool {
+		for _, m := range h.fs.Thread(general, threadTS) {
+			if m.BotID != "" && re.MatchString(m.VisibleText()) {
+				found = m
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		h.t.Fatalf("no bot message matching %q in thread %s:\n%s", pattern, threadTS, h.dump(threadTS))
+	}
+	return found
+}
+
+// waitPrompt waits for an open approval prompt other than the one at
+// skipTS, and returns it.
+func (h *harness) waitPrompt(threadTS, skipTS string) fakeslack.Message {
+	h.t.Helper()
+	var found fakeslack.Message
+	if !h.fs.WaitFor(wait, func() bool {
+		for _, m := range h.fs.Thread(general, threadTS) {
+			if m.BotID != "" && m.TS != skipTS && strings.Contains(strings.Join(m.ActionIDs(), ","), "claudeops_approval_allow") {
+				found = m
+				return true
+			}
+		}
+		return false
+	}) {
+		h.t.Fatalf("no open approval prompt in thread %s:\n%s", threadTS, h.dump(threadTS))
+	}
+	return found
+}
+
+func (h *harness) dump(threadTS string) string {
+	var b strings.Builder
+	for _, m := range h.fs.Thread(general, threadTS) {
+		who := m.User
+		if m.BotID != "" {
+			who = "bot"
+		}
+		b.WriteString("  [" + who + " " + m.TS + "] " + strings.ReplaceAll(m.VisibleText(), "\n", " ⏎ ") + "\n")
+	}
+	return b.String()
+}
+
+func (h *harness) ephemeral(user, pattern string) {
+	h.t.Helper()
+	re := regexp.MustCompile(pattern)
+	if !h.fs.WaitFor(wait, func() bool {
+		for _, m := range h.fs.Ephemerals(general, user) {
+			if re.MatchString(m.VisibleText()) {
+				return true
+			}
+		}
+		return false
+	}) {
+		h.t.Fatalf("no ephemeral to %s matching %q", user, pattern)
+	}
+}
+
+func (h *harness) noViolations() {
+	h.t.Helper()
+	for _, v := range h.fs.Violations() {
+		h.t.Errorf("Slack violation: %s", v)
+	}
+}
+
+func text(s string) fakeanthropic.Reply {
+	return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(s)}}
+}
+
+// script: "run <cmd>" asks for Bash; "ask one"/"ask many"/"ask multi"
+// asks questions; "slow" holds; "long <n>" answers n characters; else "ok: <text>".
+func script(hold <-chan struct{}) fakeanthropic.Script {
+	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if trs := req.ToolResults(); len(trs) > 0 {
+			return text("tool result: " + trs[0].Content)
+		}
+		all := req.LastUserText()
+		last := all
+		if i := strings.LastIndex(all, "\n"); i >= 0 {
+			last = all[i+1:]
+		}
+		switch {
+		case strings.HasPrefix(last, "run "):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": strings.TrimPrefix(last, "run ")})}}
+		case last == "ask one":
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(false, "Red", "Blue", "Green"))}}
+		case last == "ask many":
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(false, "a1", "a2", "a3", "a4", "a5", "a6"))}}
+		case last == "ask multi":
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(true, "Logging", "Metrics", "Tracing"))}}
+		case strings.HasPrefix(last, "slow"):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("slow answer that takes a while " + strings.Repeat("more ", 20))}, Hold: hold, ChunkSize: 10}
+		case strings.HasPrefix(last, "long "):
+			return text(longAnswer(60000))
+		}
+		return text("ok: " + strings.ReplaceAll(all, "\n", " / "))
+	}
+}
+
+func question(multi bool, labels ...string) map[string]any {
+	var opts []map[string]string
+	for _, l := range labels {
+		opts = append(opts, map[string]string{"label": l, "description": "option " + l})
+	}
+	return map[string]any{"questions": []map[string]any{{"question": "Which one?", "header": "Pick", "multiSelect": multi, "options": opts}}}
+}
+
+// longAnswer is Markdown of n characters with paragraphs and code blocks.
+func longAnswer(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		if i%7 == 3 {
+			b.WriteString("```go\nfunc f() int { return 42 } // line ")
+			b.WriteString(strings.Repeat("x", i%50))
+			b.WriteString("\n```\n\n")
+			continue
+		}
+		b.WriteString("Paragraph with **bold** and `code` and é ✓ number ")
+		b.WriteString(strings.Repeat("word ", 30))
+		b.WriteString("\n\n")
+	}
+	return b.String()[:n]
+}
+
+func TestMentionGetsThreadedReply(t *testing.T) {
+	h := newHarness(t, script(nil), fakeslack.Options{}, nil)
+	ts := h.fs.Post(alice, general, mention+"hello there")
+	h.waitThread(ts, `ok: hello there`)
+	h.waitThread(ts, `✓ .* · \$0\.\d+ · 1 turn`)
+	// A reply in the thread continues it without a mention.
+	h.fs.Reply(alice, general, ts, "and again")
+	h.waitThread(ts, `ok: and again`)
+	// One post arrives as message + app_mention: one turn each.
+	if n := len(h.api.Requests()); n != 2 {
+		t.Errorf("model requests: %d, want 2", n)
+	}
+	// The bot's messages are all in the thread; none at top level.
+	for _, m := range h.fs.Messages(general) {
+		if m.BotID != "" && m.ThreadTS == "" {
+			t.Errorf("bot posted at top level: %q", m.VisibleText())
+		}
+	}
+	h.noViolations()
+}
+
+func TestApprovalByButtons(t *testing.T) {
+	h := newHarness(t, script(nil), fakeslack.Options{}, nil)
+	ts := h.fs.Post(alice, general, mention+"run touch made.txt")
+	prompt := h.waitPrompt(ts, "")
+	if ids := strings.Join(prompt.ActionIDs(), ","); !strings.Contains(ids, "claudeops_approval_allow") || !strings.Contains(ids, "claudeops_approval_deny") {
+		t.Fatalf("prompt buttons: %s", ids)
+	}
+	// Bob may use the bot but did not start the thread.
+	if err := h.fs.Click(bob, general, prompt.TS, "claudeops_approval_allow"); err != nil {
+		t.Fatal(err)
+	}
+	h.ephemeral(bob, `Only `+alice+` \(who started this thread\) or an admin can decide this`)
+	if err := h.fs.Click(alice, general, prompt.TS, "claudeops_approval_allow"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitThread(ts, `Allowed by `+alice)
+	h.waitThread(ts, `tool result: `)
+	h.waitThread(ts, `✓ .* turns?$`)
+	if _, err := os.Stat(filepath.Join(h.dir, "made.txt")); err != nil {
+		t.Error(err)
+	}
+	updated, _ := h.fs.Message(general, prompt.TS)
+	if len(updated.ActionIDs()) != 0 {
+		t.Errorf("buttons left on a decided prompt: %v", updated.ActionIDs())
+	}
+	// A click on the old prompt (its buttons are gone) cannot decide again.
+	if err := h.fs.Click(alice, general, prompt.TS, "claudeops_approval_deny"); err == nil {
+		h.ephemeral(alice, `no longer open|Already decided`)
+	}
+
+	// Deny with a reason, typed in the thread.
+	h.fs.Reply(alice, general, ts, "run touch never.txt")
+	h.waitPrompt(ts, prompt.TS)
+	h.fs.Reply(alice, general, ts, "deny too risky today")
+	h.waitThread(ts, `Denied by `+alice+`: too risky today`)
+	h.waitThread(ts, `tool result: Denied by `+alice+`: too risky today`)
+	if _, err := os.Stat(filepath.Join(h.dir, "never.txt")); !os.IsNotExist(err) {
+		t.Errorf("denied command ran: %v", err)
+	}
+	h.noViolations()
+}
