@@ -196,7 +196,9 @@ func script(hold <-chan struct{}) fakeanthropic.Script {
 		case strings.HasPrefix(last, "slow"):
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("slow answer that takes a while " + strings.Repeat("more ", 20))}, Hold: hold, ChunkSize: 10}
 		case strings.HasPrefix(last, "long "):
-			return text(longAnswer(60000))
+			// Streamed over ~1.5 s, so that the live message is edited (or
+			// streamed) many times before it is complete.
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(longAnswer(60000))}, ChunkSize: 200, ChunkDelay: 5 * time.Millisecond}
 		}
 		return text("ok: " + strings.ReplaceAll(all, "\n", " / "))
 	}
