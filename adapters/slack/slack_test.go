@@ -31,7 +31,7 @@ const (
 )
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	fs   *fakeslack.Server
 	api  *fakeanthropic.Server
 	st   *store.Store
@@ -41,7 +41,7 @@ type harness struct {
 	stop func()
 }
 
-func newHarness(t *testing.T, script fakeanthropic.Script, fo fakeslack.Options, mod func(*bot.Config, *slack.Config)) *harness {
+func newHarness(t testing.TB, script fakeanthropic.Script, fo fakeslack.Options, mod func(*bot.Config, *slack.Config)) *harness {
 	t.Helper()
 	bin := testcli.Bin(t)
 	h := &harness{t: t, dir: t.TempDir()}
