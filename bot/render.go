@@ -271,7 +271,8 @@ func (w *worker) scheduleFlush(ctx context.Context) {
 	if p, ok := w.ad.(adapters.Pacer); ok {
 		interval = p.EditInterval()
 	}
-	if interval <= 0 {
+	if interval <= 0 || w.unposted() {
+		// Show the first words at once; pace the edits after that.
 		w.flush(ctx, false)
 		return
 	}
@@ -279,6 +280,19 @@ func (w *worker) scheduleFlush(ctx context.Context) {
 		w.flushTimer = time.NewTimer(interval)
 		w.flushC = w.flushTimer.C
 	}
+}
+
+// unposted: some live text has words but no message yet.
+func (w *worker) unposted() bool {
+	if w.turn == nil {
+		return false
+	}
+	for _, lt := range w.turn.textOrder {
+		if lt.ref == nil && !lt.final && lt.dirty {
+			return true
+		}
+	}
+	return false
 }
 
 // finalizeText shows one message's text as complete.

@@ -1,0 +1,72 @@
+package slack_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/fakeslack"
+
+	"context"
+
+	slackadapter "github.com/claudeops/claudeops/adapters/slack"
+)
+
+// BenchmarkAPICallsPerTurn counts the Slack Web API calls one turn costs:
+// a short answer, and a 6,000-character answer streamed in 40-character
+// deltas over ~3 s (with native streaming, and with paced chat.update at
+// the default 2 s edit interval). One op is one turn in a new thread.
+func BenchmarkAPICallsPerTurn(b *testing.B) {
+	answer6k := longAnswer(6000)
+	cases := []struct {
+		name      string
+		prompt    string
+		streaming bool
+	}{
+		{"short", "short", false},
+		{"6000chars/chat.update", "long6k", false},
+		{"6000chars/streaming", "long6k", true},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			h := newHarness(b, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+				if strings.HasSuffix(req.LastUserText(), "long6k") {
+					return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(answer6k)}, ChunkSize: 40, ChunkDelay: 20 * time.Millisecond}
+				}
+				return text("A short answer.")
+			}, fakeslack.Options{Streaming: c.streaming}, func(bc *bot.Config, sc *slackadapter.Config) {
+				sc.EditInterval = 2 * time.Second
+			})
+			before := len(h.fs.Calls(""))
+			b.ResetTimer()
+			for i := range b.N {
+				ts := h.fs.Post(alice, general, mention+c.prompt+fmt.Sprintf(" %d ", i)+c.prompt)
+				h.waitThread(ts, `✓ .* turns?$`)
+				// Let the last coalesced edits land before counting.
+				h.fs.WaitFor(10*time.Second, func() bool {
+					for _, m := range h.fs.Thread(general, ts) {
+						if m.BotID != "" && len(m.ActionIDs()) > 0 {
+							return false
+						}
+					}
+					return true
+				})
+			}
+			b.StopTimer()
+			calls := h.fs.Calls("")[before:]
+			byMethod := map[string]int{}
+			for _, c := range calls {
+				byMethod[c.Method]++
+			}
+			b.ReportMetric(float64(len(calls))/float64(b.N), "calls/turn")
+			for _, m := range []string{"chat.postMessage", "chat.update", "chat.startStream", "chat.appendStream", "chat.stopStream", "assistant.threads.setStatus"} {
+				if n := byMethod[m]; n > 0 {
+					b.ReportMetric(float64(n)/float64(b.N), m+"/turn")
+				}
+			}
+		})
+	}
+}
