@@ -253,3 +253,14 @@ type Statuser interface {
 type Teller interface {
 	Tell(ctx context.Context, t ThreadRef, user User, text string) error
 }
+
+// FormatDuration renders a duration for people: 40ms, 3.2s, 2m5s.
+func FormatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

@@ -101,7 +101,7 @@ func (w *worker) cmdStatus(ctx context.Context, _ adapters.Event, _ []string) {
 	state := "no session yet"
 	switch {
 	case w.turn != nil:
-		state = fmt.Sprintf("running a turn (%s)", roundDuration(w.b.now().Sub(w.turn.started)))
+		state = fmt.Sprintf("running a turn (%s)", adapters.FormatDuration(w.b.now().Sub(w.turn.started)))
 	case w.proc != nil:
 		state = "idle, session live"
 	case w.thread.SessionID != "":

@@ -626,7 +626,7 @@ func (w *worker) footer(ctx context.Context, r *claudeproc.Result, cost float64)
 	if dur == 0 && w.turn != nil {
 		dur = w.b.now().Sub(w.turn.started)
 	}
-	stats := fmt.Sprintf("%s · $%.4f · %d %s", roundDuration(dur), cost, r.NumTurns, plural(r.NumTurns, "turn", "turns"))
+	stats := fmt.Sprintf("%s · $%.4f · %d %s", adapters.FormatDuration(dur), cost, r.NumTurns, plural(r.NumTurns, "turn", "turns"))
 	var text string
 	isErr := r.IsError
 	switch {
@@ -723,16 +723,6 @@ func shorten(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
-}
-
-func roundDuration(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 func plural(n int, one, many string) string {

@@ -254,14 +254,14 @@ func (a *Adapter) render(ref adapters.MessageRef, m adapters.Message) {
 			}
 			a.tools[ref.ID] = a.now()
 			if seen {
-				a.printf(th, "%s⚙ %s (%s)", indent, toolLabel(t), roundDur(t.Elapsed))
+				a.printf(th, "%s⚙ %s (%s)", indent, toolLabel(t), adapters.FormatDuration(t.Elapsed))
 			} else {
 				a.printf(th, "%s⚙ %s", indent, toolLabel(t))
 			}
 		default:
 			delete(a.tools, ref.ID)
 			mark := map[adapters.ToolState]string{adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
-			s := fmt.Sprintf("%s%s %s (%s)", indent, mark, toolLabel(t), roundDur(t.Elapsed))
+			s := fmt.Sprintf("%s%s %s (%s)", indent, mark, toolLabel(t), adapters.FormatDuration(t.Elapsed))
 			if t.Preview != "" {
 				s += " → " + oneLine(t.Preview, 160)
 			}
@@ -371,16 +371,6 @@ func toolLabel(t *adapters.Tool) string {
 		return t.Name
 	}
 	return t.Name + ": " + t.Input
-}
-
-func roundDur(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 func oneLine(s string, n int) string {

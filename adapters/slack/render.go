@@ -196,7 +196,7 @@ func toolLine(t *adapters.Tool) string {
 		s += " " + inlineCode(cut(t.Input, 300))
 	}
 	if t.Elapsed > 0 {
-		s += " · " + roundDur(t.Elapsed)
+		s += " · " + adapters.FormatDuration(t.Elapsed)
 	}
 	if t.State != adapters.ToolRunning && t.Preview != "" {
 		s += " — " + escapeMrkdwn(cut(firstLine(t.Preview), 200))
@@ -229,16 +229,6 @@ func cut(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-func roundDur(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(10 * time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 // uploadOutput attaches a long tool output to the thread as a file.
