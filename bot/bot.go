@@ -282,7 +282,7 @@ var ErrClosing = errors.New("bot is shutting down")
 // not be recorded (the platform should deliver it again).
 func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 	log := b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
-	if !b.allowed(ev.User.ID, ev.Thread.Platform) {
+	if !b.allowed(ev.User.ID) {
 		if ev.Mentioned || ev.Kind == adapters.EventAction {
 			log.Info("refused: user not allowed")
 			b.audit(ctx, ev.Thread.Key(), ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
@@ -376,7 +376,7 @@ func (b *Bot) workerDone(w *worker) bool {
 	return true
 }
 
-func (b *Bot) allowed(user, platform string) bool {
+func (b *Bot) allowed(user string) bool {
 	if user == "" {
 		return false
 	}

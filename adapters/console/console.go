@@ -51,7 +51,6 @@ type Adapter struct {
 	current string
 	texts   map[string]*liveText // message id -> what was printed
 	tools   map[string]time.Time // message id -> last time a running tool was printed
-	prompts map[string]adapters.Prompt
 	eof     chan struct{}
 	idBase  string
 }
@@ -80,7 +79,6 @@ func New(o Options) *Adapter {
 		current:   "main",
 		texts:     make(map[string]*liveText),
 		tools:     make(map[string]time.Time),
-		prompts:   make(map[string]adapters.Prompt),
 		eof:       make(chan struct{}),
 		// Message ids must stay unique across restarts: they are the dedupe key.
 		idBase: strconv.FormatInt(o.Now().UnixNano(), 36),
@@ -281,7 +279,6 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ref := adapters.MessageRef{Thread: t, ID: a.nextID()}
-	a.prompts[ref.ID] = p
 	th := t.Thread
 	switch p.Kind {
 	case adapters.PromptApproval:
@@ -325,9 +322,6 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if p.State != adapters.PromptPending {
-		delete(a.prompts, ref.ID)
-	}
 	kind := "approval"
 	if p.Kind == adapters.PromptQuestion {
 		kind = "question"

@@ -385,7 +385,7 @@ func (e *editor) set(id string, apply func(context.Context) error, final bool) {
 	}
 }
 
-// flush waits until every pending edit is sent (tests, shutdown).
+// pending counts edits not yet sent (queued or in flight).
 func (e *editor) pending() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
