@@ -3,4 +3,36 @@
 // catch-up after downtime, each (schedule, time) claimed once, and results
 // posted and stored. It runs prompts through a small Runner interface that
 // bot satisfies.
+//
+// Invariants:
+//
+//   - A slot is one scheduled time of one schedule. Before a slot runs it is
+//     claimed in the store (UNIQUE (schedule_id, slot)), so it runs at most
+//     once however many processes share the database. Slots are absolute:
+//     cron specs by their fields, "@every d" anchored at the schedule's
+//     creation (anchor + k·d), so every process computes the same ones.
+//   - Every claimed slot ends in one final status: succeeded, failed
+//     (runner error or panic), timed_out (its context deadline passed),
+//     skipped (overlap policy), interrupted (shutdown), or missed.
+//   - A panicking or failing runner never stops the scheduler: the runner's
+//     own goroutine recovers, and cron.Recover is installed explicitly
+//     (robfig's default chain is empty) as a second net.
+//   - A runner whose context has ended gets Config.StopGrace to return;
+//     then its run is recorded without it and its goroutine is abandoned.
+//   - Catch-up at Run: the slots since the schedule's last recorded slot
+//     (or its creation or last change, if later) are counted; the latest
+//     runs once if it is no older than the catch-up window, and the rest are
+//     recorded as ONE 'missed' row whose Missed field counts them. The count
+//     is exact for "@every" (arithmetic) and up to 100,000 slots for cron
+//     specs (a lower bound beyond). A tick that finds more than one due slot
+//     (a clock jump or a stalled process) does the same with a zero window.
+//     Paused schedules are neither run nor caught up.
+//   - The overlap policy holds within one process: a second process on the
+//     same database may run a schedule's next slot while this one still runs
+//     the previous.
+//   - DST follows robfig/cron: a wall time that does not exist (02:30 on a
+//     spring-forward day in Europe/Berlin) has no run that day; one that
+//     happens twice (02:30 on the fall-back day) runs twice.
+//   - Time comes from Config.Now, which must agree with the runtime clock
+//     that robfig's timers use; tests run in testing/synctest bubbles.
 package scheduler

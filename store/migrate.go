@@ -200,4 +200,46 @@ CREATE TABLE audit (
 CREATE INDEX audit_at ON audit (at);
 CREATE INDEX audit_thread_at ON audit (thread_key, at);
 `),
+	// Schedules and their runs. UNIQUE (schedule_id, slot) is what makes each
+	// scheduled time of a schedule run at most once, whichever process claims
+	// it first (see ClaimRun). Runs go with their schedule.
+	sqlMigration("schedules and runs", `
+CREATE TABLE schedules (
+	id              INTEGER PRIMARY KEY AUTOINCREMENT, -- never reuse a deleted schedule's id
+	spec            TEXT NOT NULL DEFAULT '',
+	time_zone       TEXT NOT NULL DEFAULT '',
+	prompt          TEXT NOT NULL DEFAULT '',
+	platform        TEXT NOT NULL DEFAULT '',
+	channel         TEXT NOT NULL DEFAULT '',
+	cwd             TEXT NOT NULL DEFAULT '',
+	model           TEXT NOT NULL DEFAULT '',
+	created_by      TEXT NOT NULL DEFAULT '',
+	approval_policy TEXT NOT NULL DEFAULT '',
+	timeout_ms      INTEGER NOT NULL DEFAULT 0,
+	overlap         TEXT NOT NULL DEFAULT '',
+	catch_up_ms     INTEGER NOT NULL DEFAULT 0,
+	paused          INTEGER NOT NULL DEFAULT 0,
+	created_at      INTEGER,
+	updated_at      INTEGER
+);
+
+CREATE TABLE schedule_runs (
+	id            INTEGER PRIMARY KEY,
+	schedule_id   INTEGER NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+	slot          INTEGER NOT NULL,
+	started_at    INTEGER,
+	ended_at      INTEGER,
+	status        TEXT NOT NULL DEFAULT '',
+	missed        INTEGER NOT NULL DEFAULT 0,
+	session_id    TEXT NOT NULL DEFAULT '',
+	thread_key    TEXT NOT NULL DEFAULT '',
+	result        TEXT NOT NULL DEFAULT '',
+	error         TEXT NOT NULL DEFAULT '',
+	cost_usd      REAL NOT NULL DEFAULT 0,
+	input_tokens  INTEGER NOT NULL DEFAULT 0,
+	output_tokens INTEGER NOT NULL DEFAULT 0,
+	num_turns     INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (schedule_id, slot)
+);
+`),
 }

@@ -124,7 +124,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"table audit",
 		"table channels",
 		"table received_messages",
-		"table rules",
+		"table rules", "table schedule_runs", "table schedules",
 		"table threads",
 		"table turns",
 	}
