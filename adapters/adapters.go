@@ -248,6 +248,12 @@ type Statuser interface {
 	SetStatus(ctx context.Context, t ThreadRef, status string) error
 }
 
+// Opener is optional: adapters that can start a thread by themselves (a
+// top-level message in a channel), for scheduled runs.
+type Opener interface {
+	OpenThread(ctx context.Context, channel string, m Message) (ThreadRef, error)
+}
+
 // Teller is optional: adapters that can tell one user something only they
 // see (a Slack ephemeral message). Others get a notice in the thread.
 type Teller interface {

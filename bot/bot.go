@@ -122,6 +122,7 @@ type Bot struct {
 	adapters   map[string]adapters.Adapter
 
 	mu      sync.Mutex
+	sched   Scheduling
 	workers map[string]*worker
 	closing bool
 	wg      sync.WaitGroup

@@ -93,6 +93,7 @@ func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {
 		}
 		fmt.Fprintf(&b, "• `%s` — %s\n", usage, c.help)
 	}
+	b.WriteString("• `schedule add \"<cron spec>\" <prompt>` · `schedule list` · `schedule runs|run|pause|resume|rm <id>` — recurring prompts posting into this channel\n")
 	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow always` or `deny [reason]`; answer questions with the option number(s) or your own words.")
 	w.reply(ctx, b.String())
 }

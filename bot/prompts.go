@@ -59,6 +59,17 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		}
 	}
 
+	if w.unattended() {
+		// Nobody is asked during an unattended scheduled run: only allow
+		// rules let tools through.
+		msg := fmt.Sprintf("This is an unattended scheduled run (schedule %d): only the channel's allow rules apply, and %s is not allowed by any. Ask an admin to add a rule (rules add allow %s(…)) or to set the schedule to park requests.", w.schedRun.schedule.ID, c.ToolName, c.ToolName)
+		if err := w.proc.Deny(cr.RequestID, msg, false); err != nil {
+			log.Warn("answer can_use_tool", "err", err)
+		}
+		w.b.audit(ctx, w.key, "scheduler", "deny", c.ToolName, "unattended run", true)
+		w.notice(ctx, fmt.Sprintf("%s was denied: unattended scheduled run, and no allow rule covers it.", c.ToolName), false)
+		return
+	}
 	var qs []approvals.Question
 	if question {
 		var err error

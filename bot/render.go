@@ -584,6 +584,20 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.footer(ctx, r, cost)
 	w.setStatus("")
 	w.turn = nil
+	if w.schedRun != nil {
+		out := runOutcome{res: ScheduledResult{SessionID: r.SessionID, Text: r.Result, CostUSD: cost,
+			InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, NumTurns: r.NumTurns}}
+		if r.IsError {
+			msg := strings.Join(r.Errors, "; ")
+			if msg == "" {
+				msg = r.Result
+			}
+			out.err = fmt.Errorf("%s: %s", r.Subtype, msg)
+		}
+		w.finishRun(out)
+		// Free the slot now: a reply in this thread resumes the session.
+		w.stop("")
+	}
 	if len(w.tools) == 0 {
 		w.stopTicker()
 	}

@@ -22,15 +22,18 @@ import (
 type inputKind int
 
 const (
-	inEvent   inputKind = iota // a chat event for this thread
-	inExpired                  // an approval of this thread expired
-	inEvict                    // give the process slot back
+	inEvent     inputKind = iota // a chat event for this thread
+	inExpired                    // an approval of this thread expired
+	inEvict                      // give the process slot back
+	inScheduled                  // start a scheduled run in this thread
+	inStopRun                    // a scheduled run's time is up
 )
 
 type input struct {
 	kind    inputKind
 	ev      adapters.Event
 	pending approvals.Pending
+	run     *scheduledRun
 }
 
 // workerLinger is how long a worker with no process and nothing to do stays
@@ -60,8 +63,10 @@ type worker struct {
 	started bool          // this process printed system/init at least once
 	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
 
-	turn  *turn
-	tools map[string]*toolLine // by tool_use id, while shown running
+	turn *turn
+	// schedRun is the scheduled run this thread is doing, if any.
+	schedRun *scheduledRun
+	tools    map[string]*toolLine // by tool_use id, while shown running
 	// toolInputs keeps what each running tool call asked, by tool_use id:
 	// some approval requests (ExitPlanMode) carry an empty input.
 	toolInputs map[string]json.RawMessage
@@ -196,6 +201,18 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		}
 	case inExpired:
 		w.onExpired(ctx, in.pending)
+	case inScheduled:
+		w.startScheduled(ctx, in.run)
+	case inStopRun:
+		if w.schedRun != nil && w.proc != nil && w.turn != nil {
+			ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			if _, err := w.proc.Interrupt(ictx, true); err != nil {
+				w.log.Warn("interrupt scheduled run", "err", err)
+			}
+			cancel()
+			w.notice(ctx, "This scheduled run took longer than its timeout and was stopped.", true)
+		}
+		w.finishRun(runOutcome{err: context.DeadlineExceeded})
 	case inEvent:
 		if err := w.loadThread(ctx, in.ev.User); err != nil {
 			w.log.Error("load thread", "err", err)
@@ -245,7 +262,7 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	if text == "" && len(ev.Files) == 0 {
 		return
 	}
-	if w.runCommand(ctx, ev, text) {
+	if w.cmdSchedule(ctx, ev, text) || w.runCommand(ctx, ev, text) {
 		return
 	}
 	if w.typedReply(ctx, ev, text) {
@@ -408,6 +425,7 @@ func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason
 	}
 	w.thread.State = "idle"
 	w.saveThread(ctx)
+	w.finishRun(runOutcome{err: errors.New("Claude Code stopped: " + info.Reason)})
 	w.log.Info("claude stopped", "reason", info.Reason)
 	w.updateIdle()
 }

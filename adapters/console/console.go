@@ -377,3 +377,14 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// OpenThread implements adapters.Opener: a scheduled run gets a thread of
+// its own, named after the moment it started.
+func (a *Adapter) OpenThread(ctx context.Context, channel string, m adapters.Message) (adapters.ThreadRef, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	t := Thread("run-" + strconv.FormatInt(a.now().Unix(), 36) + strconv.FormatInt(a.seq, 36))
+	a.render(adapters.MessageRef{Thread: t, ID: a.nextID()}, m)
+	return t, a.flush()
+}

@@ -486,3 +486,19 @@ func retryable(err error) bool {
 	var se slack.SlackErrorResponse
 	return !errors.As(err, &se)
 }
+
+// OpenThread implements adapters.Opener: a top-level message in the channel
+// whose thread the scheduled run then uses.
+func (a *Adapter) OpenThread(ctx context.Context, channel string, m adapters.Message) (adapters.ThreadRef, error) {
+	parts := a.compose(m)
+	var ts string
+	err := a.call(ctx, "chat.postMessage", channel, func(ctx context.Context) error {
+		var err error
+		_, ts, err = a.api.PostMessageContext(ctx, channel, parts[0].options()...)
+		return err
+	})
+	if err != nil {
+		return adapters.ThreadRef{}, fmt.Errorf("slack open thread: %w", err)
+	}
+	return adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: ts}, nil
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/console"
 	slackadapter "github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/scheduler"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -91,6 +92,13 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		return 1
 	}
 
+	sch, err := scheduler.New(scheduler.Config{Logger: log}, st, botRunner{b})
+	if err != nil {
+		log.Error("scheduler", "err", err)
+		return 1
+	}
+	b.SetScheduler(schedulerCommands{sch})
+
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -101,6 +109,15 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	}()
 	intakeCtx, stopIntake := context.WithCancel(runCtx)
 	defer stopIntake()
+	// The scheduler stops with intake, before the sessions: a run it cuts
+	// off is recorded as interrupted while the store is still open.
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		if err := sch.Run(intakeCtx); err != nil {
+			log.Error("scheduler stopped", "err", err)
+		}
+	}()
 	if con != nil {
 		wg.Add(1)
 		go func() {
@@ -144,6 +161,7 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	log.Info("shutting down")
 	stopIntake()
 	wg.Wait()
+	<-schedDone
 	select {
 	case <-botDone:
 	case <-time.After(time.Minute):

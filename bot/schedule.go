@@ -1,0 +1,317 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/store"
+)
+
+// Scheduling is what the chat commands need of the scheduler; cmd wires
+// the real one (bot does not import scheduler: the scheduler calls the bot).
+type Scheduling interface {
+	// Add validates and stores a schedule and starts running it; it
+	// returns the stored schedule and its next three run times.
+	Add(ctx context.Context, s store.Schedule) (store.Schedule, []time.Time, error)
+	SetPaused(ctx context.Context, id int64, paused bool) error
+	Remove(ctx context.Context, id int64) error
+	RunNow(ctx context.Context, id int64) (time.Time, error)
+	// Next returns a schedule's next n run times.
+	Next(s store.Schedule, n int) ([]time.Time, error)
+}
+
+// SetScheduler connects the schedule commands to the scheduler.
+func (b *Bot) SetScheduler(s Scheduling) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sched = s
+}
+
+func (b *Bot) scheduling() Scheduling {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.sched
+}
+
+// ScheduledResult is what one scheduled run produced.
+type ScheduledResult struct {
+	SessionID                 string
+	ThreadKey                 string
+	Text                      string
+	CostUSD                   float64
+	InputTokens, OutputTokens int64
+	NumTurns                  int
+}
+
+// scheduledRun rides on a worker input: the run's schedule, and where the
+// worker reports the end of the run's turn.
+type scheduledRun struct {
+	schedule store.Schedule
+	slot     time.Time
+	done     chan runOutcome
+}
+
+type runOutcome struct {
+	res ScheduledResult
+	err error
+}
+
+// ErrNoOpener: the target platform cannot start a thread by itself.
+var ErrNoOpener = errors.New("the target platform cannot open a thread")
+
+// RunScheduled runs one scheduled prompt: it opens a thread in the target
+// channel, runs the prompt in a fresh session there (unattended approvals
+// follow the schedule's policy), and returns when the turn ends or ctx does
+// (the turn is then stopped). People can reply in the thread afterwards.
+func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (ScheduledResult, error) {
+	ad := b.adapter(s.Platform)
+	op, ok := ad.(adapters.Opener)
+	if !ok {
+		return ScheduledResult{}, fmt.Errorf("schedule %d: %w (%s)", s.ID, ErrNoOpener, s.Platform)
+	}
+	head := fmt.Sprintf("⏰ Scheduled run of #%d (`%s`, slot %s): %s", s.ID, s.Spec, slot.UTC().Format(time.RFC3339), s.Prompt)
+	t, err := op.OpenThread(ctx, s.Channel, adapters.Message{Kind: adapters.KindNotice, Text: head})
+	if err != nil {
+		return ScheduledResult{}, fmt.Errorf("schedule %d: open thread: %w", s.ID, err)
+	}
+	run := &scheduledRun{schedule: s, slot: slot, done: make(chan runOutcome, 1)}
+	if !b.toWorker(t.Key(), input{kind: inScheduled, ev: adapters.Event{Thread: t}, run: run}) {
+		return ScheduledResult{ThreadKey: t.Key()}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
+	}
+	select {
+	case out := <-run.done:
+		out.res.ThreadKey = t.Key()
+		return out.res, out.err
+	case <-ctx.Done():
+		b.toWorker(t.Key(), input{kind: inStopRun})
+		return ScheduledResult{ThreadKey: t.Key()}, ctx.Err()
+	}
+}
+
+// startScheduled begins a scheduled run in this (new) thread.
+func (w *worker) startScheduled(ctx context.Context, run *scheduledRun) {
+	s := run.schedule
+	if err := w.loadThread(ctx, adapters.User{ID: s.CreatedBy}); err != nil {
+		run.done <- runOutcome{err: fmt.Errorf("load thread: %w", err)}
+		return
+	}
+	w.thread.Model, w.thread.Cwd = s.Model, s.Cwd
+	w.saveThread(ctx)
+	w.schedRun = run
+	w.prompt(ctx, adapters.Event{User: adapters.User{ID: s.CreatedBy}}, s.Prompt)
+	if w.turn == nil && w.schedRun != nil {
+		// The prompt could not be sent (the notice says why).
+		w.finishRun(runOutcome{err: errors.New("the prompt could not be sent to Claude")})
+	}
+}
+
+// finishRun reports the scheduled run's end, once.
+func (w *worker) finishRun(out runOutcome) {
+	if w.schedRun == nil {
+		return
+	}
+	w.schedRun.done <- out
+	w.schedRun = nil
+}
+
+// unattended: a scheduled run whose approvals nobody is asked for.
+func (w *worker) unattended() bool {
+	return w.schedRun != nil && w.schedRun.schedule.ApprovalPolicy != "park"
+}
+
+// schedule commands: schedule add "<spec>" <prompt> | list | runs <id> |
+// run <id> | pause <id> | resume <id> | rm <id>.
+func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, text string) bool {
+	rest, ok := cutWord(text, "schedule")
+	if !ok {
+		return false
+	}
+	sc := w.b.scheduling()
+	if sc == nil {
+		w.reply(ctx, "Schedules are not available in this bot.")
+		return true
+	}
+	sub, arg := splitWord(rest)
+	switch sub {
+	case "add":
+		w.scheduleAdd(ctx, ev, sc, arg)
+	case "list", "":
+		w.scheduleList(ctx)
+	case "runs", "run", "pause", "resume", "rm":
+		id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(arg), "#"), 10, 64)
+		if err != nil {
+			w.reply(ctx, "Usage: schedule "+sub+" <id>")
+			return true
+		}
+		s, found, err := w.b.store.GetSchedule(ctx, id)
+		if err != nil || !found {
+			w.reply(ctx, fmt.Sprintf("There is no schedule %d.", id))
+			return true
+		}
+		if sub == "runs" {
+			w.scheduleRuns(ctx, s)
+			return true
+		}
+		if ev.User.ID != s.CreatedBy && !w.b.isAdmin(ev.User.ID) {
+			w.b.audit(ctx, w.key, ev.User.ID, "refused", "schedule "+sub, strconv.FormatInt(id, 10), false)
+			w.b.tell(ctx, w.ref, ev.User, "Only the schedule's creator ("+s.CreatedBy+") or an admin can do that.")
+			return true
+		}
+		w.scheduleChange(ctx, ev, sc, sub, s)
+	default:
+		w.reply(ctx, "Usage: schedule add \"<cron spec>\" <prompt> · schedule list · schedule runs|run|pause|resume|rm <id>")
+	}
+	return true
+}
+
+func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduling, arg string) {
+	spec, prompt, err := quoted(arg)
+	if err != nil || strings.TrimSpace(prompt) == "" {
+		w.reply(ctx, "Usage: schedule add \"<cron spec>\" <prompt>  (e.g. schedule add \"0 2 * * *\" update the dependencies)")
+		return
+	}
+	s := store.Schedule{
+		Spec: spec, Prompt: strings.TrimSpace(prompt), Platform: w.ref.Platform, Channel: w.ref.Channel,
+		Cwd: w.cwd(ctx), Model: w.thread.Model, CreatedBy: ev.User.ID, CreatedAt: w.b.now(),
+	}
+	added, next, err := sc.Add(ctx, s)
+	if err != nil {
+		w.reply(ctx, "Not scheduled: "+err.Error())
+		return
+	}
+	w.b.audit(ctx, w.key, ev.User.ID, "schedule add", strconv.FormatInt(added.ID, 10), spec+" "+s.Prompt, true)
+	w.reply(ctx, fmt.Sprintf("Schedule %d: `%s` — %s\nNext runs: %s", added.ID, added.Spec, added.Prompt, formatTimes(next)))
+}
+
+func (w *worker) scheduleList(ctx context.Context) {
+	all, err := w.b.store.ListSchedules(ctx)
+	if err != nil {
+		w.reply(ctx, "Could not read schedules: "+err.Error())
+		return
+	}
+	var lines []string
+	for _, s := range all {
+		if s.Platform != w.ref.Platform || s.Channel != w.ref.Channel {
+			continue
+		}
+		state := ""
+		if s.Paused {
+			state = " (paused)"
+		} else if next, err := w.b.scheduling().Next(s, 1); err == nil && len(next) > 0 {
+			state = " · next " + formatTimes(next)
+		}
+		lines = append(lines, fmt.Sprintf("%d. `%s` — %s · by %s%s", s.ID, s.Spec, shorten(s.Prompt, 120), s.CreatedBy, state))
+	}
+	if len(lines) == 0 {
+		w.reply(ctx, "No schedules in this channel. Add one with schedule add \"<cron spec>\" <prompt>.")
+		return
+	}
+	w.reply(ctx, "Schedules of this channel:\n"+strings.Join(lines, "\n"))
+}
+
+func (w *worker) scheduleRuns(ctx context.Context, s store.Schedule) {
+	runs, err := w.b.store.Runs(ctx, s.ID, 10)
+	if err != nil {
+		w.reply(ctx, "Could not read runs: "+err.Error())
+		return
+	}
+	if len(runs) == 0 {
+		w.reply(ctx, fmt.Sprintf("Schedule %d has not run yet.", s.ID))
+		return
+	}
+	lines := []string{fmt.Sprintf("Runs of schedule %d (newest first):", s.ID)}
+	for _, r := range runs {
+		l := fmt.Sprintf("%s · %s", r.Slot.UTC().Format("2006-01-02 15:04:05Z"), r.Status)
+		if r.Missed > 1 {
+			l += fmt.Sprintf(" (%d slots)", r.Missed)
+		}
+		if !r.EndedAt.IsZero() && !r.StartedAt.IsZero() {
+			l += " · " + adapters.FormatDuration(r.EndedAt.Sub(r.StartedAt))
+		}
+		if r.CostUSD > 0 {
+			l += fmt.Sprintf(" · $%.4f", r.CostUSD)
+		}
+		if r.ThreadKey != "" {
+			l += " · thread " + r.ThreadKey
+		}
+		if r.Error != "" {
+			l += " · " + shorten(oneLine(r.Error), 120)
+		}
+		lines = append(lines, l)
+	}
+	w.reply(ctx, strings.Join(lines, "\n"))
+}
+
+func (w *worker) scheduleChange(ctx context.Context, ev adapters.Event, sc Scheduling, sub string, s store.Schedule) {
+	var err error
+	var msg string
+	switch sub {
+	case "run":
+		var slot time.Time
+		slot, err = sc.RunNow(ctx, s.ID)
+		msg = fmt.Sprintf("Schedule %d runs now (slot %s).", s.ID, slot.UTC().Format(time.RFC3339))
+	case "pause":
+		err = sc.SetPaused(ctx, s.ID, true)
+		msg = fmt.Sprintf("Schedule %d paused.", s.ID)
+	case "resume":
+		err = sc.SetPaused(ctx, s.ID, false)
+		msg = fmt.Sprintf("Schedule %d resumed.", s.ID)
+	case "rm":
+		err = sc.Remove(ctx, s.ID)
+		msg = fmt.Sprintf("Schedule %d removed.", s.ID)
+	}
+	if err != nil {
+		w.reply(ctx, fmt.Sprintf("Could not %s schedule %d: %v", sub, s.ID, err))
+		return
+	}
+	w.b.audit(ctx, w.key, ev.User.ID, "schedule "+sub, strconv.FormatInt(s.ID, 10), "", true)
+	w.reply(ctx, msg)
+}
+
+func formatTimes(ts []time.Time) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.Format("2006-01-02 15:04:05 MST")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cutWord: text starts with word (any case) followed by a space or the end.
+func cutWord(text, word string) (string, bool) {
+	if len(text) < len(word) || !strings.EqualFold(text[:len(word)], word) {
+		return "", false
+	}
+	rest := text[len(word):]
+	if rest != "" && rest[0] != ' ' {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
+}
+
+func splitWord(s string) (string, string) {
+	s = strings.TrimSpace(s)
+	w, rest, _ := strings.Cut(s, " ")
+	return strings.ToLower(w), strings.TrimSpace(rest)
+}
+
+// quoted splits `"<spec>" rest` (straight or curly quotes, as chat clients
+// turn them).
+func quoted(s string) (string, string, error) {
+	s = strings.TrimSpace(s)
+	for _, q := range [][2]string{{`"`, `"`}, {"“", "”"}, {"'", "'"}} {
+		if strings.HasPrefix(s, q[0]) {
+			body := s[len(q[0]):]
+			i := strings.Index(body, q[1])
+			if i < 0 {
+				return "", "", errors.New("unclosed quote")
+			}
+			return body[:i], body[i+len(q[1]):], nil
+		}
+	}
+	return "", "", errors.New("the cron spec must be quoted")
+}

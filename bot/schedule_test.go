@@ -1,0 +1,135 @@
+package bot
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/scheduler"
+	"github.com/claudeops/claudeops/store"
+)
+
+// schedRunner and schedCmds wire the scheduler to the bot as cmd does.
+type schedRunner struct{ b *Bot }
+
+func (r schedRunner) RunScheduled(ctx context.Context, s scheduler.Schedule, slot time.Time) (scheduler.RunResult, error) {
+	res, err := r.b.RunScheduled(ctx, s, slot)
+	return scheduler.RunResult{SessionID: res.SessionID, ThreadKey: res.ThreadKey, Text: res.Text, CostUSD: res.CostUSD, NumTurns: res.NumTurns}, err
+}
+
+type schedCmds struct{ s *scheduler.Scheduler }
+
+func (c schedCmds) Add(ctx context.Context, sc store.Schedule) (store.Schedule, []time.Time, error) {
+	added, err := c.s.Add(ctx, sc)
+	if err != nil {
+		return added, nil, err
+	}
+	next, err := c.Next(added, 3)
+	return added, next, err
+}
+func (c schedCmds) Next(sc store.Schedule, n int) ([]time.Time, error) {
+	_, spec, err := c.s.Normalize(sc)
+	if err != nil {
+		return nil, err
+	}
+	return spec.NextN(time.Now(), n), nil
+}
+func (c schedCmds) SetPaused(ctx context.Context, id int64, p bool) error {
+	return c.s.SetPaused(ctx, id, p)
+}
+func (c schedCmds) Remove(ctx context.Context, id int64) error { return c.s.Remove(ctx, id) }
+func (c schedCmds) RunNow(ctx context.Context, id int64) (time.Time, error) {
+	return c.s.RunNow(ctx, id)
+}
+
+// waitRun waits until the schedule's newest run has the status.
+func waitRun(t *testing.T, h *harness, id, status string) {
+	t.Helper()
+	n, _ := strconv.ParseInt(id, 10, 64)
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		runs, err := h.st.Runs(context.Background(), n, 1)
+		if err == nil && len(runs) > 0 && string(runs[0].Status) == status {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("schedule %s: no run %s", id, status)
+}
+
+// startScheduler runs a scheduler for the harness's current bot; the
+// returned func stops it (before the bot).
+func startScheduler(t *testing.T, h *harness) func() {
+	t.Helper()
+	sch, err := scheduler.New(scheduler.Config{}, h.st, schedRunner{h.b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.b.SetScheduler(schedCmds{sch})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = sch.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+func TestConsoleSchedules(t *testing.T) {
+	h := newHarness(t, script(nil), nil)
+	stop := startScheduler(t, h)
+
+	h.say(`schedule add "61 * * * *" never`)
+	h.expect(`\* Not scheduled: `)
+	h.say(`schedule add "CRON_TZ=Mars/Olympus 0 * * * *" never`)
+	h.expect(`\* Not scheduled: .*Mars/Olympus`)
+	h.say(`schedule add "0 0 30 2 *" never`)
+	h.expect(`\* Not scheduled: `)
+
+	h.say(`schedule add "@every 20s" say hi from the schedule`)
+	id := h.expect(`^\[main\] \* Schedule (\d+): ` + "`@every 20s`" + ` — say hi from the schedule$`)[1]
+	h.expect(`^\[main\] \* Next runs: \S+ \S+ \S+, \S+ \S+ \S+, \S+ \S+ \S+$`)
+	// It runs on its own, in a thread of its own, and posts the result.
+	run := h.expect(`^\[(run-\w+)\] \* ⏰ Scheduled run of #` + id)[1]
+	h.expect(`^\[` + run + `\] claude: ok: say hi from the schedule$`)
+	h.expect(`^\[` + run + `\] — ✓`)
+	h.say("schedule pause " + id) // no more runs while the rest is checked
+	h.expect(`Schedule ` + id + ` paused\.`)
+	waitRun(t, h, id, "succeeded")
+	h.say("schedule runs " + id)
+	h.expect(`\* \S+ \S+ · succeeded · .* · thread console/console/` + run)
+	h.say("schedule list")
+	h.expect(id + `\. ` + "`@every 20s`" + ` — say hi from the schedule · by operator \(paused\)`)
+
+	// An unattended run that asks for a tool is denied.
+	h.say(`schedule add "0 3 * * *" run touch sched.txt`)
+	id2 := h.expect(`\* Schedule (\d+): `)[1]
+	h.say("schedule run " + id2)
+	start := h.cursor // the reply and the run's thread come in either order
+	h.expect(`Schedule ` + id2 + ` runs now`)
+	h.cursor = start
+	run2 := h.expect(`^\[(run-\w+)\] \* ⏰ Scheduled run of #` + id2)[1]
+	h.expect(`^\[` + run2 + `\] \* Bash was denied: unattended scheduled run`)
+	h.expect(`^\[` + run2 + `\] claude: tool result: This is an unattended scheduled run`)
+	if _, err := os.Stat(filepath.Join(h.workdir, "sched.txt")); !os.IsNotExist(err) {
+		t.Errorf("unattended run ran the tool: %v", err)
+	}
+	// People can carry on in the run's thread.
+	h.say("/thread " + run2)
+	h.say("thanks")
+	h.expect(`^\[` + run2 + `\] claude: ok: .*thanks`)
+
+	// A restart keeps every schedule.
+	stop()
+	h.restart()
+	stop = startScheduler(t, h)
+	defer stop()
+	h.say("/thread main")
+	h.say("schedule list")
+	h.expect(id + `\. ` + "`@every 20s`" + `.*\(paused\)`)
+	h.expect(id2 + `\. ` + "`0 3 \\* \\* \\*`" + ` — run touch sched.txt`)
+	h.say("/as bob schedule rm " + id2)
+	h.expect(`\(to bob\) Only the schedule's creator \(operator\) or an admin can do that\.`)
+	h.say("schedule rm " + id2)
+	h.expect(`Schedule ` + id2 + ` removed\.`)
+}
