@@ -176,9 +176,14 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 		return
 	}
 	s := store.Schedule{
-		Spec: spec, Prompt: strings.TrimSpace(prompt), Platform: w.ref.Platform, Channel: w.ref.Channel,
+		Spec: spec, Platform: w.ref.Platform, Channel: w.ref.Channel,
 		Cwd: w.cwd(ctx), Model: w.thread.Model, CreatedBy: ev.User.ID, CreatedAt: w.b.now(),
 	}
+	if prompt, err = scheduleOptions(&s, prompt); err != nil {
+		w.reply(ctx, "Not scheduled: "+err.Error())
+		return
+	}
+	s.Prompt = prompt
 	added, next, err := sc.Add(ctx, s)
 	if err != nil {
 		w.reply(ctx, "Not scheduled: "+err.Error())
@@ -271,6 +276,42 @@ func (w *worker) scheduleChange(ctx context.Context, ev adapters.Event, sc Sched
 	}
 	w.b.audit(ctx, w.key, ev.User.ID, "schedule "+sub, strconv.FormatInt(s.ID, 10), "", true)
 	w.reply(ctx, msg)
+}
+
+// scheduleOptions reads the options that may come before the prompt:
+// --park (ask the creator and admins instead of denying unattended
+// requests), --queue (run overlapping slots after the current one instead
+// of skipping them), --timeout <duration>, --catch-up <duration>.
+func scheduleOptions(s *store.Schedule, rest string) (string, error) {
+	rest = strings.TrimSpace(rest)
+	for strings.HasPrefix(rest, "--") {
+		opt, tail := splitWord(rest)
+		switch opt {
+		case "--park":
+			s.ApprovalPolicy = "park"
+		case "--queue":
+			s.Overlap = "queue"
+		case "--timeout", "--catch-up":
+			val, after := splitWord(tail)
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				return "", fmt.Errorf("%s wants a duration such as 45m, not %q", opt, val)
+			}
+			if opt == "--timeout" {
+				s.Timeout = d
+			} else {
+				s.CatchUp = d
+			}
+			tail = after
+		default:
+			return "", fmt.Errorf("unknown option %s (options: --park, --queue, --timeout <d>, --catch-up <d>)", opt)
+		}
+		rest = strings.TrimSpace(tail)
+	}
+	if rest == "" {
+		return "", errors.New("the prompt is missing")
+	}
+	return rest, nil
 }
 
 func formatTimes(ts []time.Time) string {

@@ -119,6 +119,23 @@ func TestConsoleSchedules(t *testing.T) {
 	h.say("thanks")
 	h.expect(`^\[` + run2 + `\] claude: ok: .*thanks`)
 
+	// With --park, the request waits for the creator (or an admin) instead.
+	h.say("/thread main")
+	h.say(`schedule add "0 3 * * *" --park --timeout 10m run touch parked.txt`)
+	id3 := h.expect(`\* Schedule (\d+): ` + "`0 3 \\* \\* \\*`" + ` — run touch parked.txt$`)[1]
+	h.say("schedule run " + id3)
+	run3 := h.expect(`^\[(run-\w+)\] \? approval \w+: Bash wants to run`)[1]
+	h.say("/thread " + run3)
+	h.say("allow")
+	h.expect(`^\[` + run3 + `\] ! approval \w+: Allowed by operator$`)
+	waitRun(t, h, id3, "succeeded")
+	if _, err := os.Stat(filepath.Join(h.workdir, "parked.txt")); err != nil {
+		t.Errorf("parked and approved run did not run the tool: %v", err)
+	}
+	h.say("/thread main")
+	h.say(`schedule add "0 3 * * *" --bogus x`)
+	h.expect(`Not scheduled: unknown option --bogus`)
+
 	// A restart keeps every schedule.
 	stop()
 	h.restart()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/claudeops/claudeops/scheduler"
 )
 
 // config is the process-wide configuration. Names are the contract of
@@ -37,6 +39,8 @@ type config struct {
 	ApprovalTimeout    time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
 	MaxLineBytes       int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
 	LogLevel           string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+	// Scheduler holds the CLAUDEOPS_SCHEDULE_* settings.
+	Scheduler scheduler.Config
 	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
 	// that act as someone other than the operator.
 	ConsoleTestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
@@ -74,8 +78,8 @@ func explainEnvError(err error) error {
 		var pe env.ParseError
 		if errors.As(e, &pe) {
 			name := pe.Name
-			if f, ok := reflect.TypeFor[config]().FieldByName(pe.Name); ok {
-				name, _, _ = strings.Cut(f.Tag.Get("env"), ",")
+			if tag := envTag(reflect.TypeFor[config](), pe.Name); tag != "" {
+				name = tag
 			}
 			msgs = append(msgs, fmt.Sprintf("%s: not a valid %s: %v", name, pe.Type, pe.Err))
 			continue
@@ -83,6 +87,23 @@ func explainEnvError(err error) error {
 		msgs = append(msgs, e.Error())
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// envTag finds the variable name of a field, in nested structs too.
+func envTag(t reflect.Type, field string) string {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Name == field {
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return name
+		}
+		if f.Type.Kind() == reflect.Struct {
+			if name := envTag(f.Type, field); name != "" {
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3").

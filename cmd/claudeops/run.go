@@ -92,7 +92,9 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		return 1
 	}
 
-	sch, err := scheduler.New(scheduler.Config{Logger: log}, st, botRunner{b})
+	scfg := cfg.Scheduler
+	scfg.Logger = log
+	sch, err := scheduler.New(scfg, st, botRunner{b})
 	if err != nil {
 		log.Error("scheduler", "err", err)
 		return 1
