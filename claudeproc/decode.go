@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // ToolResultContent is a tool_result's content flattened to text: the CLI
@@ -502,10 +503,10 @@ func (s *scanner) str() (string, bool) {
 	}
 	raw := s.b[s.i:end]
 	s.i = end
-	if !escaped {
+	if !escaped && utf8.Valid(raw) {
 		return string(raw[1 : len(raw)-1]), true
 	}
-	return string(unescape(raw[1 : len(raw)-1])), true
+	return string(validUTF8(unescape(raw[1 : len(raw)-1]))), true
 }
 
 func (s *scanner) skipValue() bool {

@@ -246,8 +246,8 @@ func (s *scanner) stringOrNull() (v string, ok, wrong bool) {
 		}
 		raw := s.b[s.i+1 : end-1]
 		s.i = end
-		if escaped {
-			u := unescape(raw)
+		if escaped || !utf8.Valid(raw) {
+			u := validUTF8(unescape(raw))
 			return unsafe.String(unsafe.SliceData(u), len(u)), true, false
 		}
 		return string(raw), true, false
@@ -330,6 +330,25 @@ func unescape(src []byte) []byte {
 		src = src[2:]
 	}
 	return dst
+}
+
+// validUTF8 replaces each byte that is not part of valid UTF-8 with U+FFFD,
+// as encoding/json does, so both decoders agree on every input.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
 }
 
 func hex4(b []byte) (rune, bool) {
