@@ -64,6 +64,7 @@ type Store interface {
 	FinishRun(ctx context.Context, r store.ScheduleRun) error
 	PruneRuns(ctx context.Context, scheduleID int64, keep int) (int64, error)
 	LastSlot(ctx context.Context, scheduleID int64) (time.Time, bool, error)
+	InterruptStaleRuns(ctx context.Context, scheduleID int64, startedBefore, now time.Time) (int64, error)
 }
 
 // Config configures a Scheduler. Zero fields take the documented defaults.
@@ -244,6 +245,17 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	now := s.now()
 	for _, sc := range scheds {
+		// A run left "running" by a crashed bot: no process can still be
+		// doing it once its timeout (and the grace) has passed.
+		timeout := sc.Timeout
+		if timeout <= 0 {
+			timeout = s.cfg.Timeout
+		}
+		if n, err := s.st.InterruptStaleRuns(ctx, sc.ID, now.Add(-timeout-s.cfg.StopGrace-time.Minute), now); err != nil {
+			s.log.Error("settle stale runs", "schedule", sc.ID, "err", err)
+		} else if n > 0 {
+			s.log.Warn("runs left running by a stopped bot recorded as interrupted", "schedule", sc.ID, "runs", n)
+		}
 		if sc.Paused {
 			continue
 		}

@@ -217,6 +217,25 @@ WHERE schedule_id = ? AND slot = ?`,
 	return affectedOne(res, err, "finish run of schedule %d at %s", r.ScheduleID, fmtSlot(r.Slot))
 }
 
+// InterruptStaleRuns marks runs of scheduleID still "running" but started
+// before startedBefore as interrupted: their process died without saying
+// so (a crash). Callers pick startedBefore past any live run's timeout, so
+// a run another process is still doing is never touched.
+func (s *Store) InterruptStaleRuns(ctx context.Context, scheduleID int64, startedBefore, now time.Time) (int64, error) {
+	res, err := s.write.ExecContext(ctx, `
+UPDATE schedule_runs SET status = ?, ended_at = ?, error = ?
+WHERE schedule_id = ? AND status = ? AND started_at < ?`,
+		RunInterrupted, now.UnixMilli(), "the bot stopped during this run", scheduleID, RunRunning, startedBefore.UnixMilli())
+	if err != nil {
+		return 0, fmt.Errorf("interrupt stale runs of schedule %d: %w", scheduleID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("interrupt stale runs of schedule %d: %w", scheduleID, err)
+	}
+	return n, nil
+}
+
 // Runs returns up to limit runs of scheduleID (all if limit <= 0), latest
 // slot first.
 func (s *Store) Runs(ctx context.Context, scheduleID int64, limit int) ([]ScheduleRun, error) {

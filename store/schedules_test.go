@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"path/filepath"
 	"reflect"
@@ -281,5 +282,36 @@ func TestScheduleQueryPlansUseIndexes(t *testing.T) {
 		if p := strings.Join(plan, "\n"); !strings.Contains(p, "sqlite_autoindex_schedule_runs_1") || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("%s\nplan %q does not use the (schedule_id, slot) index", q, plan)
 		}
+	}
+}
+
+func TestInterruptStaleRuns(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	id, err := s.AddSchedule(ctx, Schedule{Spec: "@hourly", Prompt: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Date(2026, 11, 22, 2, 0, 0, 0, time.UTC)
+	for i, started := range []time.Time{base, base.Add(2 * time.Hour)} {
+		slot := base.Add(time.Duration(i) * time.Hour)
+		if ok, err := s.ClaimRun(ctx, id, slot, started); err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+	}
+	n, err := s.InterruptStaleRuns(ctx, id, base.Add(time.Hour), base.Add(3*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("interrupted %d, %v; want 1", n, err)
+	}
+	runs, err := s.Runs(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[RunStatus]int{}
+	for _, r := range runs {
+		got[r.Status]++
+	}
+	if got[RunInterrupted] != 1 || got[RunRunning] != 1 {
+		t.Errorf("statuses %v", got)
 	}
 }
