@@ -38,7 +38,7 @@ func TestAttachedFilesAreDownloaded(t *testing.T) {
 		defer close(done)
 		_ = ad.Run(ctx, func(_ context.Context, ev adapters.Event) error { events <- ev; return nil })
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; ad.Close() })
 	fs.WaitConnections(1, wait)
 
 	payload, _ := json.Marshal(map[string]any{

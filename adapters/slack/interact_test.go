@@ -220,7 +220,7 @@ func TestQuestionSelect(t *testing.T) {
 		defer close(done)
 		_ = ad.Run(ctx, func(_ context.Context, ev adapters.Event) error { events <- ev; return nil })
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; ad.Close() })
 	fs.WaitConnections(1, wait)
 	root := fs.Post(alice, general, "a thread")
 	q := adapters.Question{Text: "Which region?", Header: "Region"}

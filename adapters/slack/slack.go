@@ -81,6 +81,9 @@ type Adapter struct {
 	asker map[string]string
 
 	streamOK int32 // 0 unknown, 1 works, -1 refused
+
+	editStop context.CancelFunc
+	editDone chan struct{}
 }
 
 // New validates the configuration; it does no I/O.
@@ -131,7 +134,23 @@ func New(cfg Config) (*Adapter, error) {
 		a.streamOK = -1
 	}
 	a.edit = newEditor(a)
+	// The editor outlives Run: edits made while the bot shuts down (final
+	// texts, expired prompts) still land. Close stops it.
+	ectx, cancel := context.WithCancel(context.Background())
+	a.editStop = cancel
+	a.editDone = make(chan struct{})
+	go func() {
+		defer close(a.editDone)
+		a.edit.run(ectx)
+	}()
 	return a, nil
+}
+
+// Close sends the edits still pending (for at most 30 s) and stops the
+// editor. Call it after the bot has shut down.
+func (a *Adapter) Close() {
+	a.editStop()
+	<-a.editDone
 }
 
 // Name implements adapters.Adapter.
@@ -159,13 +178,6 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 	a.readyOnce.Do(func() { close(a.ready) })
 	a.log.Info("slack: connected", "team", auth.TeamID, "bot_user", auth.UserID)
 
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		a.edit.run(ctx)
-	}()
-	defer wg.Wait()
 	if a.cfg.AppToken == "" {
 		<-ctx.Done()
 		return nil

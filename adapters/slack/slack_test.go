@@ -85,6 +85,7 @@ func newHarness(t testing.TB, script fakeanthropic.Script, fo fakeslack.Options,
 	h.stop = func() {
 		cancel()
 		wg.Wait()
+		ad.Close()
 		st.Close()
 	}
 	t.Cleanup(h.stop)

@@ -170,6 +170,9 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		log.Error("sessions did not stop within a minute")
 		return 1
 	}
+	if sl != nil {
+		sl.Close() // last edits: final texts, expired prompts
+	}
 	return 0
 }
 
