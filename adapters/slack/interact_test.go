@@ -87,21 +87,47 @@ func TestQuestionsByButtonSelectAndCheckboxes(t *testing.T) {
 }
 
 func TestStopButton(t *testing.T) {
-	hold := make(chan struct{})
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(hold) }) })
-	h := newHarness(t, script(hold), fakeslack.Options{}, nil)
-	ts := h.fs.Post(alice, general, mention+"slow please")
-	live := h.waitThread(ts, `slow answe`)
-	if err := h.fs.Click(alice, general, live.TS, "claudeops_stop"); err != nil {
-		t.Fatalf("click stop: %v (actions %v)", err, live.ActionIDs())
+	for _, streaming := range []bool{false, true} {
+		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
+			hold := make(chan struct{})
+			var once sync.Once
+			t.Cleanup(func() { once.Do(func() { close(hold) }) })
+			h := newHarness(t, script(hold), fakeslack.Options{Streaming: streaming}, nil)
+			ts := h.fs.Post(alice, general, mention+"slow please")
+			h.waitThread(ts, `slow answe`)
+			// The Stop button: on the live message, or beside a native stream.
+			var stop fakeslack.Message
+			if !h.fs.WaitFor(wait, func() bool {
+				for _, m := range h.fs.Thread(general, ts) {
+					if m.BotID != "" && strings.Contains(strings.Join(m.ActionIDs(), ","), "claudeops_stop") {
+						stop = m
+						return true
+					}
+				}
+				return false
+			}) {
+				t.Fatalf("no Stop button:\n%s", h.dump(ts))
+			}
+			if err := h.fs.Click(alice, general, stop.TS, "claudeops_stop"); err != nil {
+				t.Fatalf("click stop: %v", err)
+			}
+			h.waitThread(ts, `■ Stopped`)
+			if !h.fs.WaitFor(wait, func() bool {
+				for _, m := range h.fs.Thread(general, ts) {
+					if m.BotID != "" && strings.Contains(strings.Join(m.ActionIDs(), ","), "claudeops_stop") {
+						return false
+					}
+				}
+				return true
+			}) {
+				t.Errorf("Stop button left after the turn:\n%s", h.dump(ts))
+			}
+			if streamed := len(h.fs.Calls("chat.startStream")) > 0; streamed != streaming {
+				t.Errorf("native stream used: %v, want %v", streamed, streaming)
+			}
+			h.noViolations()
+		})
 	}
-	h.waitThread(ts, `■ Stopped`)
-	after, _ := h.fs.Message(general, live.TS)
-	if len(after.ActionIDs()) != 0 {
-		t.Errorf("Stop button left on a finished message: %v", after.ActionIDs())
-	}
-	h.noViolations()
 }
 
 func TestRedeliveredEventIsOneTurn(t *testing.T) {

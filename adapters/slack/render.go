@@ -33,6 +33,7 @@ type posted struct {
 	shown           []string // what each part shows now
 	stream          bool     // part 0 is a native stream still open
 	streamed        int      // bytes of text sent to the stream
+	stopTS          string   // the Stop control shown beside an open stream
 	fileSent        bool
 }
 
@@ -296,7 +297,36 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 	}
 	atomic.StoreInt32(&a.streamOK, 1)
 	p.ts, p.shown, p.stream, p.streamed = []string{ts}, []string{""}, true, len(text)
+	// A stream carries no buttons: the Stop control is a small message of
+	// its own while the stream is open.
+	stop := part{text: "Claude is answering…", blocks: []slack.Block{
+		slack.NewActionBlock("live", slack.NewButtonBlockElement(actionStop, "stop", plainText("Stop")).WithStyle(slack.StyleDanger)),
+	}}
+	err = a.call(ctx, "chat.postMessage", p.channel, func(ctx context.Context) error {
+		var err error
+		_, p.stopTS, err = a.api.PostMessageContext(ctx, p.channel, append(stop.options(), slack.MsgOptionTS(p.thread))...)
+		return err
+	})
+	if err != nil {
+		a.log.Warn("slack: post Stop control", "err", err)
+	}
 	return nil
+}
+
+// removeStop deletes the Stop control of a stream that has ended.
+func (a *Adapter) removeStop(ctx context.Context, p *posted) {
+	if p.stopTS == "" {
+		return
+	}
+	err := a.call(ctx, "chat.delete", p.channel, func(ctx context.Context) error {
+		_, _, err := a.api.DeleteMessageContext(ctx, p.channel, p.stopTS)
+		return err
+	})
+	if err != nil {
+		a.log.Warn("slack: remove Stop control", "err", err)
+		return
+	}
+	p.stopTS = ""
 }
 
 // appendStream sends what was added since the last append. A stream holds
@@ -328,6 +358,7 @@ func (a *Adapter) appendStream(ctx context.Context, p *posted, m adapters.Messag
 		return fmt.Errorf("slack chat.stopStream: %w", err)
 	}
 	p.stream = false
+	a.removeStop(ctx, p)
 	if extended && fits {
 		p.shown[0] = "streamed"
 		return nil
