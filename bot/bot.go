@@ -229,12 +229,9 @@ func (b *Bot) Run(ctx context.Context) error {
 func (b *Bot) shutdown() {
 	b.mu.Lock()
 	b.closing = true
-	ws := make([]*worker, 0, len(b.workers))
-	for _, w := range b.workers {
-		ws = append(ws, w)
-	}
+	n := len(b.workers)
 	b.mu.Unlock()
-	b.log.Info("shutting down", "threads", len(ws))
+	b.log.Info("shutting down", "threads", n)
 	b.cancel()
 	b.wg.Wait()
 }

@@ -24,15 +24,7 @@ func decodeUserLine(line []byte) (ev *User, typeErr error) {
 			typeErr = &json.UnmarshalTypeError{Value: "value", Field: field, Struct: "User"}
 		}
 	}
-	str := func(field string, dst *string) {
-		v, ok, wrong := s.stringOrNull()
-		if wrong {
-			noteType(field)
-		}
-		if ok {
-			*dst = v
-		}
-	}
+	str := func(field string, dst *string) { s.stringField(field, dst, noteType) }
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "session_id":
@@ -109,15 +101,7 @@ func (s *scanner) contentBlock(noteType func(string)) (ContentBlock, error) {
 		noteType("message.content[]")
 		return b, s.skip()
 	}
-	str := func(field string, dst *string) {
-		v, ok, wrong := s.stringOrNull()
-		if wrong {
-			noteType(field)
-		}
-		if ok {
-			*dst = v
-		}
-	}
+	str := func(field string, dst *string) { s.stringField(field, dst, noteType) }
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "type":
@@ -233,6 +217,18 @@ func (s *scanner) skip() error {
 		return s.syntaxErr("invalid value")
 	}
 	return nil
+}
+
+// stringField reads a string into dst; null leaves dst alone, and any other
+// value is skipped and reported to noteType.
+func (s *scanner) stringField(field string, dst *string, noteType func(string)) {
+	v, ok, wrong := s.stringOrNull()
+	if wrong {
+		noteType(field)
+	}
+	if ok {
+		*dst = v
+	}
 }
 
 // stringOrNull reads a string (ok) or null (neither); any other value is

@@ -49,34 +49,7 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 }
 
 func (a *Adapter) renderPrompt(ctx context.Context, pm *posted, p adapters.Prompt) error {
-	blocks := promptBlocks(p)
-	msg := part{text: cut(escapeMrkdwn(p.Title), fallbackRunes), blocks: blocks}
-	key := msg.key()
-	if len(pm.ts) > 0 {
-		if pm.shown[0] == key {
-			return nil
-		}
-		err := a.call(ctx, "chat.update", pm.channel, func(ctx context.Context) error {
-			_, _, _, err := a.api.UpdateMessageContext(ctx, pm.channel, pm.ts[0], msg.options()...)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("slack update prompt: %w", err)
-		}
-		pm.shown[0] = key
-		return nil
-	}
-	var ts string
-	err := a.call(ctx, "chat.postMessage", pm.channel, func(ctx context.Context) error {
-		var err error
-		_, ts, err = a.api.PostMessageContext(ctx, pm.channel, append(msg.options(), slack.MsgOptionTS(pm.thread))...)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("slack post prompt: %w", err)
-	}
-	pm.ts, pm.shown = []string{ts}, []string{key}
-	return nil
+	return a.show(ctx, pm, []part{{text: cut(escapeMrkdwn(p.Title), fallbackRunes), blocks: promptBlocks(p)}})
 }
 
 func promptBlocks(p adapters.Prompt) []slack.Block {

@@ -87,10 +87,22 @@ func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.
 	return nil
 }
 
-// render brings a posted message to show m: parts are updated where they
-// changed, added where the text grew.
+// render brings a posted message to show m.
 func (a *Adapter) render(ctx context.Context, p *posted, m adapters.Message) error {
-	parts := a.compose(m)
+	if err := a.show(ctx, p, a.compose(m)); err != nil {
+		return err
+	}
+	if m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning && !p.fileSent &&
+		utf8.RuneCountInString(m.Tool.Output) > fileOutputRunes {
+		p.fileSent = true
+		a.uploadOutput(ctx, p, m.Tool)
+	}
+	return nil
+}
+
+// show makes the Slack messages of p show parts: each part is updated
+// where it changed, posted where it is new.
+func (a *Adapter) show(ctx context.Context, p *posted, parts []part) error {
 	for i, part := range parts {
 		key := part.key()
 		if i < len(p.ts) {
@@ -118,11 +130,6 @@ func (a *Adapter) render(ctx context.Context, p *posted, m adapters.Message) err
 		}
 		p.ts = append(p.ts, ts)
 		p.shown = append(p.shown, key)
-	}
-	if m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning && !p.fileSent &&
-		utf8.RuneCountInString(m.Tool.Output) > fileOutputRunes {
-		p.fileSent = true
-		a.uploadOutput(ctx, p, m.Tool)
 	}
 	return nil
 }
@@ -289,10 +296,9 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 	if err != nil {
 		// Not available in this workspace (or refused): remember, and use
 		// chat.update from now on.
-		if atomic.CompareAndSwapInt32(&a.streamOK, 0, -1) || atomic.LoadInt32(&a.streamOK) == -1 {
+		if atomic.SwapInt32(&a.streamOK, -1) != -1 {
 			a.log.Info("slack: native streaming unavailable; using chat.update", "err", err)
 		}
-		atomic.StoreInt32(&a.streamOK, -1)
 		return err
 	}
 	atomic.StoreInt32(&a.streamOK, 1)
