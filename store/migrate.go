@@ -242,4 +242,28 @@ CREATE TABLE schedule_runs (
 	UNIQUE (schedule_id, slot)
 );
 `),
+	// A chat account's login (the Matrix device the crypto state belongs
+	// to) and its sync position: a restart resumes where it left off.
+	sqlMigration("chat accounts and sync cursors", `
+CREATE TABLE chat_accounts (
+	platform     TEXT NOT NULL,
+	account      TEXT NOT NULL,
+	server       TEXT NOT NULL DEFAULT '',
+	device_id    TEXT NOT NULL DEFAULT '',
+	access_token TEXT NOT NULL DEFAULT '',
+	pickle_key   TEXT NOT NULL DEFAULT '',
+	recovery_key TEXT NOT NULL DEFAULT '',
+	updated_at   INTEGER,
+	PRIMARY KEY (platform, account)
+);
+
+CREATE TABLE sync_cursors (
+	platform   TEXT NOT NULL,
+	account    TEXT NOT NULL,
+	next_batch TEXT NOT NULL DEFAULT '',
+	filter_id  TEXT NOT NULL DEFAULT '',
+	updated_at INTEGER,
+	PRIMARY KEY (platform, account)
+);
+`),
 }

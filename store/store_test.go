@@ -123,8 +123,10 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"table approvals",
 		"table audit",
 		"table channels",
+		"table chat_accounts",
 		"table received_messages",
 		"table rules", "table schedule_runs", "table schedules",
+		"table sync_cursors",
 		"table threads",
 		"table turns",
 	}
