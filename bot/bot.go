@@ -288,8 +288,10 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 		}
 		return nil
 	}
-	if ev.Kind == adapters.EventMessage {
-		if !ev.Mentioned {
+	if ev.Kind == adapters.EventMessage || ev.MessageID != "" {
+		// Clicks that are events of their own (a Matrix reaction or poll
+		// vote) are deduped like messages: a replayed sync acts once.
+		if ev.Kind == adapters.EventMessage && !ev.Mentioned {
 			_, known, err := b.store.GetThread(ctx, ev.Thread.Key())
 			if err != nil {
 				return fmt.Errorf("look up thread %s: %w", ev.Thread.Key(), err)
@@ -373,6 +375,10 @@ func (b *Bot) workerDone(w *worker) bool {
 	delete(b.workers, w.key)
 	return true
 }
+
+// Allowed reports whether user may use the bot (CLAUDEOPS_ALLOWED_USERS or
+// an admin); adapters ask it before joining a room someone invited it to.
+func (b *Bot) Allowed(user string) bool { return b.allowed(user) }
 
 func (b *Bot) allowed(user string) bool {
 	if user == "" {

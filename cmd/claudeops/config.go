@@ -27,6 +27,8 @@ type config struct {
 	MatrixUserID       string        `env:"MATRIX_USER_ID"`
 	MatrixAccessToken  string        `env:"MATRIX_ACCESS_TOKEN,unset"`
 	MatrixDeviceID     string        `env:"MATRIX_DEVICE_ID"`
+	MatrixPassword     string        `env:"MATRIX_PASSWORD,unset"`
+	MatrixEditInterval time.Duration `env:"CLAUDEOPS_MATRIX_EDIT_INTERVAL" envDefault:"1500ms"`
 	DB                 string        `env:"CLAUDEOPS_DB" envDefault:"./claudeops.db"`
 	ClaudeBin          string        `env:"CLAUDEOPS_CLAUDE_BIN" envDefault:"claude"`
 	ClaudeEnv          []string      `env:"CLAUDEOPS_CLAUDE_ENV"`

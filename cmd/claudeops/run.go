@@ -8,10 +8,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters/console"
+	matrixadapter "github.com/claudeops/claudeops/adapters/matrix"
 	slackadapter "github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/scheduler"
@@ -24,13 +27,8 @@ import (
 // stopped, the store closes last.
 func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer) int {
 	slackSet := cfg.SlackBotToken != "" || cfg.SlackAppToken != "" || cfg.SlackSigningSecret != ""
-	matrixSet := cfg.MatrixHomeserver != "" || cfg.MatrixAccessToken != ""
+	matrixSet := cfg.MatrixHomeserver != "" || cfg.MatrixAccessToken != "" || cfg.MatrixPassword != ""
 	useConsole := consoleOnly || (!slackSet && !matrixSet)
-	if !consoleOnly && matrixSet {
-		// The Matrix adapter is not part of this build yet.
-		log.Error("Matrix credentials are set, but this build has no Matrix adapter yet; unset MATRIX_* or run `claudeops console`")
-		return 78
-	}
 	var sl *slackadapter.Adapter
 	if slackSet && !consoleOnly {
 		var err error
@@ -59,6 +57,15 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		}
 	}()
 
+	var mx *matrixadapter.Adapter
+	if matrixSet && !consoleOnly {
+		mx, err = newMatrix(cfg, st, log)
+		if err != nil {
+			log.Error("matrix configuration", "err", err)
+			return 78
+		}
+	}
+
 	bcfg := bot.Config{
 		ClaudeBin:       cfg.ClaudeBin,
 		ClaudeEnv:       cfg.ClaudeEnv,
@@ -86,6 +93,10 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	}
 	if sl != nil {
 		b.AddAdapter(sl)
+	}
+	if mx != nil {
+		mx.SetInvitePolicy(b.Allowed)
+		b.AddAdapter(mx)
 	}
 	if err := b.Recover(ctx); err != nil {
 		log.Error("recover state", "err", err)
@@ -150,6 +161,16 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 			}
 		}()
 	}
+	if mx != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := mx.Run(intakeCtx, b.Deliver); err != nil {
+				log.Error("matrix adapter stopped", "err", err)
+				cancel()
+			}
+		}()
+	}
 	if cfg.HTTPAddr != "" {
 		srv, err := serveHTTP(intakeCtx, cfg.HTTPAddr, sl, b, log)
 		if err != nil {
@@ -173,7 +194,25 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	if sl != nil {
 		sl.Close() // last edits: final texts, expired prompts
 	}
+	if mx != nil {
+		mx.Close()
+	}
 	return 0
+}
+
+// newMatrix configures the Matrix adapter: its login and sync position live
+// in the bot's database, its crypto state in a file beside it.
+func newMatrix(cfg config, st *store.Store, log *slog.Logger) (*matrixadapter.Adapter, error) {
+	base := strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB))
+	return matrixadapter.New(matrixadapter.Config{
+		Homeserver: cfg.MatrixHomeserver, UserID: cfg.MatrixUserID,
+		AccessToken: cfg.MatrixAccessToken, DeviceID: cfg.MatrixDeviceID, Password: cfg.MatrixPassword,
+		CryptoDB:        base + ".matrix-crypto.db",
+		RecoveryKeyFile: base + ".matrix-recovery-key",
+		EditInterval:    cfg.MatrixEditInterval,
+		State:           st,
+		Logger:          log,
+	})
 }
 
 // serveHTTP serves Slack's HTTP mode at /slack/events and the operational

@@ -1,0 +1,86 @@
+//go:build goolm
+
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"maunium.net/go/mautrix/crypto/cryptohelper"
+	"maunium.net/go/mautrix/event"
+
+	"github.com/claudeops/claudeops/store"
+)
+
+// setupCrypto starts the crypto machine (state in cfg.CryptoDB) and sets
+// up cross-signing once, keeping its recovery key. Without cross-signing
+// Element marks the bot's messages with a red shield, and clients that
+// follow MSC4153 stop sending it room keys.
+func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error {
+	if a.cfg.CryptoDB == "" {
+		a.log.Warn("matrix: no crypto database configured; encrypted rooms cannot be read")
+		return nil
+	}
+	helper, err := cryptohelper.NewCryptoHelper(a.cli, []byte(acct.PickleKey), a.cfg.CryptoDB)
+	if err != nil {
+		return fmt.Errorf("matrix: open the crypto store %s: %w", a.cfg.CryptoDB, err)
+	}
+	helper.DecryptErrorCallback = func(evt *event.Event, err error) {
+		key := evt.RoomID.String() + "|" + evt.ID.String()
+		if c, ok := evt.Content.Parsed.(*event.EncryptedEventContent); ok {
+			key = evt.RoomID.String() + "|" + string(c.SessionID)
+		}
+		a.reportUndecryptable(context.Background(), evt, key, fmt.Sprintf(
+			"I could not decrypt a message from %s here (%v). Messages encrypted with the same keys will not be readable either; "+
+				"sending it again, or verifying the bot's device, usually helps.", evt.Sender, err))
+	}
+	if err := helper.Init(ctx); err != nil {
+		_ = helper.Close()
+		return fmt.Errorf("matrix: start end-to-end encryption for device %s (the crypto store %s must belong to this device; log in again for a new one): %w",
+			a.cli.DeviceID, a.cfg.CryptoDB, err)
+	}
+	a.cli.Crypto = helper
+	a.mu.Lock()
+	a.encrypted = true
+	a.closeCrypto = func() { _ = helper.Close() }
+	a.mu.Unlock()
+
+	mach := helper.Machine()
+	has, _, err := mach.GetOwnVerificationStatus(ctx)
+	if err != nil {
+		a.log.Warn("matrix: check cross-signing", "err", err)
+		return nil
+	}
+	if has {
+		return nil
+	}
+	if a.cfg.Password == "" {
+		a.log.Warn("matrix: cross-signing is not set up, so clients may mark the bot's messages as unverified; start once with MATRIX_PASSWORD to set it up")
+		return nil
+	}
+	recovery, _, err := mach.GenerateAndUploadCrossSigningKeysWithPassword(ctx, a.cfg.Password, "")
+	if err == nil {
+		err = mach.SignOwnDevice(ctx, mach.OwnIdentity())
+	}
+	if err != nil {
+		a.log.Warn("matrix: set up cross-signing", "err", err)
+		return nil
+	}
+	acct.RecoveryKey = recovery
+	acct.UpdatedAt = a.cfg.Now()
+	if err := a.cfg.State.SaveChatAccount(ctx, acct); err != nil {
+		a.log.Error("matrix: keep the cross-signing recovery key", "err", err)
+	}
+	if a.cfg.RecoveryKeyFile != "" {
+		err := os.WriteFile(a.cfg.RecoveryKeyFile, []byte(recovery+"\n"), 0o600)
+		if errors.Is(err, os.ErrExist) || err == nil {
+			a.log.Info("matrix: cross-signing set up; the recovery key is kept", "file", a.cfg.RecoveryKeyFile)
+			return nil
+		}
+		a.log.Error("matrix: write the recovery key file", "file", a.cfg.RecoveryKeyFile, "err", err)
+	}
+	a.log.Info("matrix: cross-signing set up; the recovery key is kept in the database")
+	return nil
+}

@@ -1,0 +1,442 @@
+// Package matrix is the Matrix adapter: a mention of the bot in a room
+// starts a session bound to a thread (m.thread) rooted at that message;
+// every message in that thread continues it. Replies are m.notice events
+// with Markdown rendered to HTML; Claude's text streams by editing one
+// message (m.replace); approvals are reactions (✅ 🧵 ♾️ ❌) the bot
+// pre-adds, questions are polls (MSC3381) plus keycap reactions, and typed
+// replies work everywhere.
+//
+// The sync position is persisted only once every event of a sync response
+// has been handed to the bot (see cursor), so a crash replays a batch
+// rather than losing it; the bot's dedupe by event id makes the replay
+// harmless. History from before the bot's first sync or before it joined a
+// room is never acted on.
+//
+// Encrypted rooms need the goolm build tag (pure-Go Olm); the crypto state
+// then lives in a SQLite file beside the bot's database. Built without the
+// tag, the bot says in an encrypted room that it cannot read it.
+package matrix
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/store"
+)
+
+// Platform is the ThreadRef.Platform of Matrix threads.
+const Platform = "matrix"
+
+// State is what the adapter keeps between runs; *store.Store implements it.
+type State interface {
+	ChatAccount(ctx context.Context, platform, account string) (store.ChatAccount, bool, error)
+	SaveChatAccount(ctx context.Context, a store.ChatAccount) error
+	SyncCursor(ctx context.Context, platform, account string) (store.SyncCursor, error)
+	SaveSyncCursor(ctx context.Context, platform, account string, c store.SyncCursor, at time.Time) error
+}
+
+// Config configures the adapter; cmd fills it from the environment.
+type Config struct {
+	Homeserver string
+	UserID     string
+	// AccessToken and DeviceID, or Password: a password login stores the
+	// token and device it gets and reuses them on the next start.
+	AccessToken string
+	DeviceID    string
+	Password    string
+	// CryptoDB is the SQLite file of the end-to-end encryption state.
+	CryptoDB string
+	// RecoveryKeyFile receives the cross-signing recovery key when the bot
+	// sets cross-signing up (it is also kept in State).
+	RecoveryKeyFile string
+	// MayInvite says whose invites the bot accepts (CLAUDEOPS_ALLOWED_USERS).
+	MayInvite func(user string) bool
+	// EditInterval is the least time between two edits of one message
+	// (default 1.5 s: Synapse's default rate limit is 0.2/s with a burst of 10).
+	EditInterval time.Duration
+	State        State
+	HTTPClient   *http.Client
+	Logger       *slog.Logger
+	Now          func() time.Time
+}
+
+// Adapter is the Matrix adapter. Create it with New, then Run it.
+type Adapter struct {
+	cfg Config
+	log *slog.Logger
+	cli *mautrix.Client
+	me  id.UserID
+	cur *cursor
+	ed  *editor
+
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	mu          sync.Mutex
+	deliver     func(context.Context, adapters.Event) error
+	displayName string
+	encrypted   bool                      // the crypto machine runs
+	posts       map[string]*post          // text messages, by their first event id
+	statuses    map[string]*statusMsg     // the open tool status message per thread key
+	toolRefs    map[string]toolRef        // tool line refs
+	prompts     map[id.EventID]*promptMsg // prompt and poll events
+	typing      map[id.RoomID]int
+	reported    map[string]bool // undecryptable sessions already reported
+	seq         int64
+	closeCrypto func()
+}
+
+// New validates the configuration; it does no I/O.
+func New(cfg Config) (*Adapter, error) {
+	switch {
+	case cfg.Homeserver == "":
+		return nil, errors.New("matrix: MATRIX_HOMESERVER is required")
+	case cfg.UserID == "":
+		return nil, errors.New("matrix: MATRIX_USER_ID is required")
+	case cfg.AccessToken == "" && cfg.Password == "":
+		return nil, errors.New("matrix: set MATRIX_ACCESS_TOKEN (with MATRIX_DEVICE_ID) or MATRIX_PASSWORD")
+	case cfg.State == nil:
+		return nil, errors.New("matrix: no state store")
+	}
+	if _, _, err := id.UserID(cfg.UserID).Parse(); err != nil {
+		return nil, fmt.Errorf("matrix: MATRIX_USER_ID %q is not a user id like @bot:example.org: %w", cfg.UserID, err)
+	}
+	if cfg.MayInvite == nil {
+		cfg.MayInvite = func(string) bool { return false }
+	}
+	if cfg.EditInterval <= 0 {
+		cfg.EditInterval = 1500 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
+	}
+	cli, err := mautrix.NewClient(cfg.Homeserver, id.UserID(cfg.UserID), "")
+	if err != nil {
+		return nil, fmt.Errorf("matrix: MATRIX_HOMESERVER %q: %w", cfg.Homeserver, err)
+	}
+	cli.Client = cfg.HTTPClient
+	// Rate limits (429) are waited out and retried by mautrix.
+	cli.DefaultHTTPRetries = 4
+	a := &Adapter{
+		cfg:      cfg,
+		log:      cfg.Logger.With("adapter", Platform),
+		cli:      cli,
+		me:       id.UserID(cfg.UserID),
+		ready:    make(chan struct{}),
+		posts:    make(map[string]*post),
+		statuses: make(map[string]*statusMsg),
+		toolRefs: make(map[string]toolRef),
+		prompts:  make(map[id.EventID]*promptMsg),
+		typing:   make(map[id.RoomID]int),
+		reported: make(map[string]bool),
+	}
+	a.cur = &cursor{state: cfg.State, account: cfg.UserID, now: cfg.Now}
+	cli.Store = a.cur
+	a.ed = newEditor(a)
+	return a, nil
+}
+
+// Name implements adapters.Adapter.
+func (a *Adapter) Name() string { return Platform }
+
+// EditInterval implements adapters.Pacer.
+func (a *Adapter) EditInterval() time.Duration { return a.cfg.EditInterval }
+
+// Close sends the edits still pending (for at most 30 s) and closes the
+// crypto store. Call it after the bot has shut down.
+func (a *Adapter) Close() {
+	a.ed.close()
+	a.mu.Lock()
+	closeCrypto := a.closeCrypto
+	a.closeCrypto = nil
+	a.mu.Unlock()
+	if closeCrypto != nil {
+		closeCrypto()
+	}
+}
+
+// Run logs in (or reuses the stored login), sets up encryption, and syncs
+// until ctx ends, delivering events to the bot. A sync that fails is
+// retried from the last position whose events were all delivered.
+func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
+	a.mu.Lock()
+	a.deliver = deliver
+	a.mu.Unlock()
+	acct, err := a.login(ctx)
+	if err != nil {
+		return err
+	}
+	if resp, err := a.cli.GetOwnDisplayName(ctx); err == nil {
+		a.mu.Lock()
+		a.displayName = resp.DisplayName
+		a.mu.Unlock()
+	}
+	syncer := mautrix.NewDefaultSyncer()
+	syncer.FilterJSON = &mautrix.Filter{Room: &mautrix.RoomFilter{Timeline: &mautrix.FilterPart{Limit: 100}}}
+	syncer.OnSync(a.dropHistory)
+	a.cli.Syncer = &trackingSyncer{DefaultSyncer: syncer, cur: a.cur}
+	a.register(syncer)
+	if err := a.setupCrypto(ctx, acct); err != nil {
+		return err
+	}
+	a.readyOnce.Do(func() { close(a.ready) })
+	a.log.Info("matrix: connected", "user", a.me, "device", a.cli.DeviceID, "encryption", a.encrypted)
+
+	backoff := time.Second
+	for {
+		err := a.cli.SyncWithContext(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, mautrix.MUnknownToken) {
+			return fmt.Errorf("matrix: the access token was refused (log in again): %w", err)
+		}
+		a.log.Warn("matrix: sync stopped; resuming from the last delivered position", "err", err, "in", backoff)
+		a.cur.rewind()
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Minute)
+	}
+}
+
+// login returns the account record in use: the configured token, the
+// stored login, or a fresh password login (stored for the next start).
+func (a *Adapter) login(ctx context.Context) (store.ChatAccount, error) {
+	acct, ok, err := a.cfg.State.ChatAccount(ctx, Platform, a.cfg.UserID)
+	if err != nil {
+		return acct, fmt.Errorf("matrix: load the stored login: %w", err)
+	}
+	if !ok {
+		acct = store.ChatAccount{Platform: Platform, Account: a.cfg.UserID}
+	}
+	if acct.PickleKey == "" {
+		k := make([]byte, 32)
+		_, _ = rand.Read(k)
+		acct.PickleKey = hex.EncodeToString(k)
+	}
+	switch {
+	case a.cfg.AccessToken != "":
+		if acct.AccessToken != a.cfg.AccessToken {
+			acct.DeviceID = "" // another login: its device may differ
+		}
+		acct.AccessToken = a.cfg.AccessToken
+		if a.cfg.DeviceID != "" {
+			acct.DeviceID = a.cfg.DeviceID
+		}
+	case acct.AccessToken != "" && acct.Server == a.cfg.Homeserver:
+		// The stored password login: its device owns the crypto state.
+	default:
+		resp, err := a.cli.Login(ctx, &mautrix.ReqLogin{
+			Type:                     mautrix.AuthTypePassword,
+			Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: a.cfg.UserID},
+			Password:                 a.cfg.Password,
+			DeviceID:                 id.DeviceID(acct.DeviceID),
+			InitialDeviceDisplayName: "claudeops",
+		})
+		if err != nil {
+			return acct, fmt.Errorf("matrix: password login as %s: %w", a.cfg.UserID, err)
+		}
+		acct.AccessToken, acct.DeviceID = resp.AccessToken, resp.DeviceID.String()
+	}
+	a.cli.AccessToken = acct.AccessToken
+	if acct.DeviceID == "" {
+		who, err := a.cli.Whoami(ctx)
+		if err != nil {
+			return acct, fmt.Errorf("matrix: whoami: %w", err)
+		}
+		if who.UserID != a.me {
+			return acct, fmt.Errorf("matrix: the access token belongs to %s, not MATRIX_USER_ID %s", who.UserID, a.me)
+		}
+		acct.DeviceID = who.DeviceID.String()
+	}
+	a.cli.DeviceID = id.DeviceID(acct.DeviceID)
+	acct.Server = a.cfg.Homeserver
+	acct.UpdatedAt = a.cfg.Now()
+	if err := a.cfg.State.SaveChatAccount(ctx, acct); err != nil {
+		return acct, fmt.Errorf("matrix: store the login: %w", err)
+	}
+	return acct, nil
+}
+
+func (a *Adapter) identity() (deliver func(context.Context, adapters.Event) error, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.deliver, a.displayName
+}
+
+// cursor is the sync store. mautrix saves next_batch before it processes a
+// response; cursor keeps that in memory and persists a position only once
+// trackingSyncer has seen every event of its response delivered.
+type cursor struct {
+	state   State
+	account string
+	now     func() time.Time
+
+	mu        sync.Mutex
+	next      string // what mautrix syncs from
+	durable   string // what a restart syncs from
+	filterID  string
+	loaded    bool
+	deliverOK bool // every delivery of the current response succeeded
+}
+
+func (c *cursor) load(ctx context.Context) error {
+	if c.loaded {
+		return nil
+	}
+	sc, err := c.state.SyncCursor(ctx, Platform, c.account)
+	if err != nil {
+		return fmt.Errorf("matrix: load the sync position: %w", err)
+	}
+	c.next, c.durable, c.filterID, c.loaded = sc.NextBatch, sc.NextBatch, sc.FilterID, true
+	return nil
+}
+
+func (c *cursor) SaveFilterID(ctx context.Context, _ id.UserID, filterID string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.filterID = filterID
+	return c.state.SaveSyncCursor(ctx, Platform, c.account, store.SyncCursor{NextBatch: c.durable, FilterID: filterID}, c.now())
+}
+
+func (c *cursor) LoadFilterID(ctx context.Context, _ id.UserID) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.load(ctx); err != nil {
+		return "", err
+	}
+	return c.filterID, nil
+}
+
+func (c *cursor) SaveNextBatch(_ context.Context, _ id.UserID, token string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next = token
+	c.deliverOK = true
+	return nil
+}
+
+func (c *cursor) LoadNextBatch(ctx context.Context, _ id.UserID) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.load(ctx); err != nil {
+		return "", err
+	}
+	return c.next, nil
+}
+
+// failed marks the current response as not wholly delivered.
+func (c *cursor) failed() {
+	c.mu.Lock()
+	c.deliverOK = false
+	c.mu.Unlock()
+}
+
+// commit persists token after its response was processed, unless a
+// delivery failed: then the response must be synced again.
+func (c *cursor) commit(ctx context.Context, token string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.deliverOK {
+		return errors.New("an event of the last sync response was not delivered")
+	}
+	if token == c.durable {
+		return nil
+	}
+	if err := c.state.SaveSyncCursor(ctx, Platform, c.account, store.SyncCursor{NextBatch: token, FilterID: c.filterID}, c.now()); err != nil {
+		return err
+	}
+	c.durable = token
+	return nil
+}
+
+// rewind makes the next sync start from the durable position.
+func (c *cursor) rewind() {
+	c.mu.Lock()
+	c.next = c.durable
+	c.mu.Unlock()
+}
+
+// trackingSyncer commits the sync position after a response is processed.
+type trackingSyncer struct {
+	*mautrix.DefaultSyncer
+	cur *cursor
+}
+
+func (s *trackingSyncer) ProcessResponse(ctx context.Context, resp *mautrix.RespSync, since string) error {
+	if err := s.DefaultSyncer.ProcessResponse(ctx, resp, since); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := s.cur.commit(ctx, resp.NextBatch); err != nil {
+		return fmt.Errorf("keep the sync position: %w", err)
+	}
+	return nil
+}
+
+// OnFailedSync retries transient failures sooner than mautrix's 10 s.
+func (s *trackingSyncer) OnFailedSync(res *mautrix.RespSync, err error) (time.Duration, error) {
+	if errors.Is(err, mautrix.MUnknownToken) {
+		return 0, err
+	}
+	return 3 * time.Second, nil
+}
+
+// deliverEvent hands one event to the bot; a failure keeps the sync
+// position where it is, so the event comes again.
+func (a *Adapter) deliverEvent(ctx context.Context, ev adapters.Event) {
+	deliver, _ := a.identity()
+	if deliver == nil {
+		return
+	}
+	ev.At = a.cfg.Now()
+	if err := deliver(ctx, ev); err != nil {
+		a.cur.failed()
+		a.log.Warn("matrix: event not recorded; it will be synced again", "event", ev.MessageID, "err", err)
+	}
+}
+
+// parseRoom and the thread helpers convert between ThreadRefs and ids.
+func threadRef(room id.RoomID, root id.EventID) adapters.ThreadRef {
+	return adapters.ThreadRef{Platform: Platform, Channel: room.String(), Thread: root.String()}
+}
+
+// cleanKey normalises a reaction key: no variation selectors.
+func cleanKey(k string) string { return strings.ReplaceAll(k, "\ufe0f", "") }
+
+// event types polls use besides mautrix's unstable ones.
+var (
+	eventStablePollResponse = event.Type{Type: "m.poll.response", Class: event.MessageEventType}
+	eventPollEnd            = event.EventUnstablePollEnd
+)
+
+// SetInvitePolicy sets whose invites the bot accepts (before Run).
+func (a *Adapter) SetInvitePolicy(may func(user string) bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.cfg.MayInvite = may
+}

@@ -1,0 +1,292 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+// approvalKeys are the reactions of an approval, in ApprovalChoices' order.
+var approvalKeys = []string{"✅", "🧵", "♾️", "❌"}
+
+// keycaps are the reactions that pick a question's option.
+var keycaps = []string{"1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣", "7️⃣", "8️⃣", "9️⃣", "🔟"}
+
+// promptMsg is a prompt the bot showed: its message, its polls, and the
+// reactions the bot added (redacted once it is decided).
+type promptMsg struct {
+	id     string // the bot's prompt id, all a click carries back
+	kind   adapters.PromptKind
+	thread adapters.ThreadRef
+	event  id.EventID
+	nq     int
+	// keycapQ is the question keycap reactions on the prompt answer, or -1.
+	keycapQ int
+	polls   map[id.EventID]int // poll event → question index
+	own     []id.EventID       // the bot's reactions
+	closed  bool
+}
+
+// reactionEvent turns a reaction key on target into a click.
+func (p *promptMsg) reactionEvent(key string, target id.EventID) (adapters.Event, bool) {
+	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id}
+	if p.kind == adapters.PromptApproval {
+		for i, k := range approvalKeys {
+			if cleanKey(k) == key {
+				ev.Choice = adapters.ApprovalChoices[i].ID
+				return ev, true
+			}
+		}
+		return ev, false
+	}
+	if target != p.event || p.keycapQ < 0 {
+		return ev, false
+	}
+	for i, k := range keycaps {
+		if cleanKey(k) == key {
+			ev.Choice = "answer"
+			ev.Answers = make([]string, p.nq)
+			ev.Answers[p.keycapQ] = strconv.Itoa(i + 1)
+			return ev, true
+		}
+	}
+	return ev, false
+}
+
+// voteEvent turns a poll response into an answer of the poll's question.
+func (p *promptMsg) voteEvent(poll id.EventID, answers []string) (adapters.Event, bool) {
+	q, ok := p.polls[poll]
+	if !ok || len(answers) == 0 {
+		return adapters.Event{}, false
+	}
+	var nums []string
+	for _, a := range answers {
+		if n, err := strconv.Atoi(strings.TrimPrefix(a, "o")); err == nil && n > 0 {
+			nums = append(nums, strconv.Itoa(n))
+		}
+	}
+	if len(nums) == 0 {
+		return adapters.Event{}, false
+	}
+	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id, Choice: "answer", Answers: make([]string, p.nq)}
+	ev.Answers[q] = strings.Join(nums, ",")
+	return ev, true
+}
+
+// Ask implements adapters.Adapter: the prompt as a notice in the thread,
+// registered before the bot adds its reactions (a click may come at once),
+// then for questions one poll per single-choice question.
+func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+	a.closeStatus(t)
+	room := id.RoomID(t.Channel)
+	evID, err := a.send(ctx, room, threaded(content(promptMarkdown(p)), t))
+	if err != nil {
+		return adapters.MessageRef{}, fmt.Errorf("matrix: post prompt: %w", err)
+	}
+	pm := &promptMsg{id: p.ID, kind: p.Kind, thread: t, event: evID, nq: len(p.Questions), keycapQ: -1, polls: map[id.EventID]int{}}
+	if p.Kind == adapters.PromptQuestion && len(p.Questions) == 1 && !p.Questions[0].Multi && len(p.Questions[0].Options) <= len(keycaps) {
+		pm.keycapQ = 0
+	}
+	a.mu.Lock()
+	a.prompts[evID] = pm
+	a.prune()
+	a.mu.Unlock()
+
+	var keys []string
+	if p.Kind == adapters.PromptApproval {
+		keys = approvalKeys
+	} else {
+		for i, q := range p.Questions {
+			if q.Multi || len(q.Options) == 0 {
+				continue // answered by typing the numbers: a vote is final at once
+			}
+			poll, err := a.sendPoll(ctx, t, q)
+			if err != nil {
+				a.log.Warn("matrix: post poll", "err", err)
+				continue
+			}
+			a.mu.Lock()
+			pm.polls[poll] = i
+			a.prompts[poll] = pm
+			a.mu.Unlock()
+		}
+		if pm.keycapQ >= 0 {
+			keys = keycaps[:len(p.Questions[0].Options)]
+		}
+	}
+	for _, k := range keys {
+		resp, err := a.cli.SendReaction(ctx, room, evID, k)
+		if err != nil {
+			a.log.Warn("matrix: pre-add reaction", "key", k, "err", err)
+			continue
+		}
+		a.mu.Lock()
+		pm.own = append(pm.own, resp.EventID)
+		a.mu.Unlock()
+	}
+	return adapters.MessageRef{Thread: t, ID: evID.String()}, nil
+}
+
+func (a *Adapter) sendPoll(ctx context.Context, t adapters.ThreadRef, q adapters.Question) (id.EventID, error) {
+	start := event.PollStart{Kind: "org.matrix.msc3381.poll.disclosed", MaxSelections: 1, Question: event.MSC1767Message{Text: q.Text}}
+	fallback := q.Text
+	for i, o := range q.Options {
+		label := o.Label
+		start.Answers = append(start.Answers, event.PollOption{ID: "o" + strconv.Itoa(i+1), MSC1767Message: event.MSC1767Message{Text: label}})
+		fallback += fmt.Sprintf("\n%d. %s", i+1, label)
+	}
+	c := &event.Content{
+		Parsed: &event.PollStartEventContent{
+			RelatesTo: (&event.RelatesTo{}).SetThread(id.EventID(t.Thread), id.EventID(t.Thread)),
+			Mentions:  &event.Mentions{},
+			PollStart: start,
+		},
+		Raw: map[string]any{"org.matrix.msc1767.text": fallback},
+	}
+	resp, err := a.cli.SendMessageEvent(ctx, id.RoomID(t.Channel), event.EventUnstablePollStart, c)
+	if err != nil {
+		return "", err
+	}
+	return resp.EventID, nil
+}
+
+// UpdatePrompt implements adapters.Adapter: the prompt is edited to say who
+// decided what; the bot's reactions are withdrawn and its polls ended.
+func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+	room := id.RoomID(ref.Thread.Channel)
+	evID := id.EventID(ref.ID)
+	a.mu.Lock()
+	pm := a.prompts[evID]
+	var own []id.EventID
+	var polls []id.EventID
+	if pm != nil && !pm.closed {
+		pm.closed = p.State != adapters.PromptPending
+		own = append(own, pm.own...)
+		for poll := range pm.polls {
+			polls = append(polls, poll)
+		}
+	}
+	a.mu.Unlock()
+	a.ed.set(room, evID, editContent(evID, content(promptMarkdown(p))))
+	if p.State == adapters.PromptPending {
+		return nil
+	}
+	if pm == nil {
+		own = a.ownReactions(ctx, room, evID) // a prompt from before a restart
+	}
+	for _, r := range own {
+		if _, err := a.cli.RedactEvent(ctx, room, r, mautrix.ReqRedact{Reason: "decided"}); err != nil {
+			a.log.Warn("matrix: withdraw reaction", "err", err)
+		}
+	}
+	for _, poll := range polls {
+		end := &event.Content{Raw: map[string]any{
+			"m.relates_to":                map[string]any{"rel_type": "m.reference", "event_id": poll.String()},
+			"org.matrix.msc3381.poll.end": map[string]any{},
+			"org.matrix.msc1767.text":     "The poll has ended. " + p.Outcome,
+			"m.mentions":                  map[string]any{},
+		}}
+		if _, err := a.cli.SendMessageEvent(ctx, room, eventPollEnd, end); err != nil {
+			a.log.Warn("matrix: end poll", "err", err)
+		}
+	}
+	return nil
+}
+
+// ownReactions finds the bot's reactions on an event through the relations
+// API (for prompts shown before a restart).
+func (a *Adapter) ownReactions(ctx context.Context, room id.RoomID, evID id.EventID) []id.EventID {
+	resp, err := a.cli.GetRelations(ctx, room, evID, &mautrix.ReqGetRelations{RelationType: event.RelAnnotation, EventType: event.EventReaction, Limit: 50})
+	if err != nil {
+		a.log.Debug("matrix: list reactions", "err", err)
+		return nil
+	}
+	var out []id.EventID
+	for _, e := range resp.Chunk {
+		if e.Sender == a.me {
+			out = append(out, e.ID)
+		}
+	}
+	return out
+}
+
+// promptMarkdown shows a prompt: what is asked and how to answer while it
+// is open; the outcome once it is not.
+func promptMarkdown(p adapters.Prompt) string {
+	var b strings.Builder
+	mark := map[adapters.PromptState]string{adapters.PromptPending: "🔐", adapters.PromptDecided: "☑️", adapters.PromptExpired: "⌛", adapters.PromptCancelled: "🚫"}[p.State]
+	if p.Kind == adapters.PromptQuestion && p.State == adapters.PromptPending {
+		mark = "❓"
+	}
+	if p.State == adapters.PromptDecided && strings.HasPrefix(p.Outcome, "Denied") {
+		mark = "❌"
+	}
+	fmt.Fprintf(&b, "%s **%s**", mark, escapeMD(p.Title))
+	if p.State != adapters.PromptPending && p.Outcome != "" {
+		fmt.Fprintf(&b, " — %s", escapeMD(p.Outcome))
+	}
+	b.WriteString("\n\n")
+	if p.Kind == adapters.PromptApproval {
+		if p.Detail != "" {
+			b.WriteString(fence(p.Detail))
+		}
+		if p.State == adapters.PromptPending {
+			b.WriteString("\nReact ✅ allow · 🧵 allow for this thread · ♾️ always allow · ❌ deny — or reply `allow`, `allow thread`, `allow always` or `deny <reason>`.")
+		}
+		return b.String()
+	}
+	for i, q := range p.Questions {
+		if len(p.Questions) > 1 {
+			fmt.Fprintf(&b, "**%d.** ", i+1)
+		}
+		if q.Header != "" {
+			fmt.Fprintf(&b, "**%s** ", escapeMD(q.Header))
+		}
+		b.WriteString(escapeMD(q.Text))
+		if q.Multi {
+			b.WriteString(" _(several answers possible)_")
+		}
+		b.WriteString("\n\n")
+		if p.State != adapters.PromptPending {
+			continue
+		}
+		for j, o := range q.Options {
+			fmt.Fprintf(&b, "%d. **%s**", j+1, escapeMD(o.Label))
+			if o.Description != "" {
+				fmt.Fprintf(&b, " — %s", escapeMD(o.Description))
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	}
+	if p.State == adapters.PromptPending {
+		how := "Vote in the poll, react with the option's number, or reply with the option number"
+		if len(p.Questions) > 1 {
+			how = "Vote in the polls, or reply with the option number, one question after the other"
+		}
+		b.WriteString(how + " (several: `1,3`), or type your own answer. `deny <reason>` declines.")
+	}
+	return b.String()
+}
+
+// fence puts s in a code block whose fence no line of s can close.
+func fence(s string) string {
+	n := 3
+	for run, i := 0, 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			n = max(n, run+1)
+		} else {
+			run = 0
+		}
+	}
+	f := strings.Repeat("`", n)
+	return f + "\n" + s + "\n" + f + "\n"
+}

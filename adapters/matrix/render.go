@@ -1,0 +1,153 @@
+package matrix
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/format"
+	"maunium.net/go/mautrix/format/mdext"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/slack/slackmd"
+)
+
+// Sizes. A Matrix event is at most 65536 bytes; an edit carries the text
+// twice (the fallback is kept short here) and HTML beside each, and in an
+// encrypted room the content grows by a third as base64 ciphertext. Text is
+// split into messages of partRunes, and a part whose edit would encode to
+// more than maxContentBytes is split again.
+const (
+	partRunes       = 8000
+	maxContentBytes = 40000
+	fallbackRunes   = 300
+)
+
+// markdown renders Markdown to HTML with raw HTML escaped (model output
+// cannot inject markup); mautrix's extensions (tables, strikethrough).
+var markdown = goldmark.New(format.Extensions, format.HTMLOptions, goldmark.WithExtensions(mdext.EscapeHTML))
+
+var (
+	// pillLinkRE finds links that clients show as pills (matrix.to and
+	// matrix: URIs to users, rooms and events).
+	pillLinkRE = regexp.MustCompile(`(?is)<a\s+href="((?:https://matrix\.to/|matrix:)[^"]*)"[^>]*>(.*?)</a>`)
+	roomRE     = regexp.MustCompile(`(?i)@room\b`)
+)
+
+// neutralize makes @room inert for clients that still match it in bodies
+// (a word joiner after the @); m.mentions is always sent empty as well.
+func neutralize(s string) string {
+	return roomRE.ReplaceAllStringFunc(s, func(m string) string { return "@\u2060" + m[1:] })
+}
+
+// content renders Markdown as a notice: the Markdown source as the plain
+// body, HTML as formatted_body. Nobody is mentioned, and links that would
+// show as pills are shown as plain text with their address.
+func content(md string) *event.MessageEventContent {
+	md = neutralize(md)
+	c := &event.MessageEventContent{MsgType: event.MsgNotice, Body: md, Mentions: &event.Mentions{}}
+	var b strings.Builder
+	if err := markdown.Convert([]byte(md), &b); err != nil {
+		return c // plain text still says everything
+	}
+	h := format.UnwrapSingleParagraph(b.String())
+	h = pillLinkRE.ReplaceAllString(h, `$2 (<code>$1</code>)`)
+	if strings.TrimSpace(h) != strings.TrimSpace(htmlEscape(md)) {
+		c.Format, c.FormattedBody = event.FormatHTML, h
+	}
+	return c
+}
+
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// editContent is the m.replace of original with c: the whole new content in
+// m.new_content, a short fallback for clients without edits.
+func editContent(original id.EventID, c *event.MessageEventContent) *event.MessageEventContent {
+	newContent := *c
+	newContent.RelatesTo = nil
+	e := &event.MessageEventContent{
+		MsgType:    c.MsgType,
+		Body:       "* " + cut(c.Body, fallbackRunes),
+		Mentions:   &event.Mentions{},
+		NewContent: &newContent,
+		RelatesTo:  (&event.RelatesTo{}).SetReplace(original),
+	}
+	return e
+}
+
+// fits reports whether the edit form of md stays within maxContentBytes.
+func fits(md string) bool {
+	b, err := json.Marshal(editContent("$x", content(md)))
+	return err == nil && len(b) <= maxContentBytes
+}
+
+// split cuts Markdown into parts that each fit one event (also as an edit),
+// without losing a character and keeping code blocks whole.
+func split(md string) []string {
+	return splitAt(md, partRunes)
+}
+
+func splitAt(md string, limit int) []string {
+	var out []string
+	for _, p := range slackmd.Split(md, limit) {
+		if fits(p) || limit < 256 {
+			out = append(out, p)
+			continue
+		}
+		out = append(out, splitAt(p, limit/2)...)
+	}
+	return out
+}
+
+// cut shortens s to n runes, marking the cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// code is s as inline code, whatever backticks it holds.
+func code(s string) string { return format.SafeMarkdownCode(s) }
+
+// escapeMD makes text literal in Markdown.
+func escapeMD(s string) string { return format.EscapeMarkdown(s) }
+
+// toolLine is one line of a status message: "⚙ **Bash** `make test` · 12s".
+func toolLine(t *adapters.Tool) string {
+	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙️", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
+	s := strings.Repeat("  ", t.Depth) + mark + " **" + escapeMD(t.Name) + "**"
+	if t.Input != "" {
+		s += " " + code(cut(t.Input, 200))
+	}
+	if t.Elapsed > 0 {
+		s += " · " + adapters.FormatDuration(t.Elapsed)
+	}
+	if t.State != adapters.ToolRunning && t.Preview != "" {
+		s += " — " + escapeMD(cut(firstLine(t.Preview), 160))
+	}
+	return s
+}
+
+// messageMarkdown is what a non-streamed message shows.
+func messageMarkdown(m adapters.Message) string {
+	if m.Kind == adapters.KindNotice && m.Error {
+		return "⚠️ " + m.Text
+	}
+	return m.Text
+}

@@ -1,0 +1,367 @@
+package matrix
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"regexp"
+	"strings"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/event"
+	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+func (a *Adapter) register(s *mautrix.DefaultSyncer) {
+	s.OnEventType(event.StateMember, a.onMember)
+	s.OnEventType(event.EventMessage, a.onMessage)
+	s.OnEventType(event.EventReaction, a.onReaction)
+	s.OnEventType(event.EventUnstablePollResponse, a.onPollResponse)
+	s.OnEventType(eventStablePollResponse, a.onPollResponse)
+	s.OnEventType(event.EventEncrypted, a.onEncrypted)
+}
+
+// dropHistory removes timeline events the bot must not act on: everything
+// of the very first sync (since == "": old messages), and in a room it has
+// just joined, what came before its join. State events stay: the state and
+// crypto stores need them. Invites stay too.
+func (a *Adapter) dropHistory(_ context.Context, resp *mautrix.RespSync, since string) bool {
+	for roomID, room := range resp.Rooms.Join {
+		evts := room.Timeline.Events
+		cut := -1
+		if since == "" {
+			cut = len(evts) - 1
+		} else {
+			for i, e := range evts {
+				if a.isOwnJoin(e) {
+					cut = i
+				}
+			}
+		}
+		if cut < 0 {
+			continue
+		}
+		kept := evts[:0:0]
+		for i, e := range evts {
+			if i > cut || e.StateKey != nil {
+				kept = append(kept, e)
+			}
+		}
+		if dropped := len(evts) - len(kept); dropped > 0 {
+			a.log.Debug("matrix: history not acted on", "room", roomID, "events", dropped, "first_sync", since == "")
+		}
+		room.Timeline.Events = kept
+	}
+	if since == "" {
+		for _, room := range resp.Rooms.Leave {
+			room.Timeline.Events = nil
+		}
+	}
+	return true
+}
+
+// isOwnJoin: the bot's membership became join (not a profile change).
+func (a *Adapter) isOwnJoin(e *event.Event) bool {
+	if e.Type != event.StateMember || e.StateKey == nil || *e.StateKey != a.me.String() {
+		return false
+	}
+	if m, _ := e.Content.Raw["membership"].(string); m != string(event.MembershipJoin) {
+		return false
+	}
+	if e.Unsigned.PrevContent == nil {
+		return true
+	}
+	prev, _ := e.Unsigned.PrevContent.Raw["membership"].(string)
+	return prev != string(event.MembershipJoin)
+}
+
+// onMember joins rooms the bot is invited to by someone allowed, and
+// rejects other invites.
+func (a *Adapter) onMember(ctx context.Context, evt *event.Event) {
+	if evt.GetStateKey() != a.me.String() || evt.Mautrix.EventSource&event.SourceInvite == 0 {
+		return
+	}
+	if evt.Content.AsMember().Membership != event.MembershipInvite {
+		return
+	}
+	a.mu.Lock()
+	may := a.cfg.MayInvite
+	a.mu.Unlock()
+	if !may(evt.Sender.String()) {
+		a.log.Warn("matrix: invite refused: the inviter is not in CLAUDEOPS_ALLOWED_USERS", "room", evt.RoomID, "inviter", evt.Sender)
+		if _, err := a.cli.LeaveRoom(ctx, evt.RoomID, &mautrix.ReqLeave{Reason: "invited by someone who may not use this bot"}); err != nil {
+			a.log.Warn("matrix: reject invite", "room", evt.RoomID, "err", err)
+		}
+		return
+	}
+	if _, err := a.cli.JoinRoomByID(ctx, evt.RoomID); err != nil {
+		a.log.Warn("matrix: join room", "room", evt.RoomID, "err", err)
+		return
+	}
+	a.log.Info("matrix: joined room", "room", evt.RoomID, "inviter", evt.Sender)
+}
+
+// onMessage turns a message into an event for the bot: a mention starts a
+// thread rooted at it; a message in a thread is input for that thread's
+// session (the bot ignores threads it has none in).
+func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
+	if evt.Sender == a.me {
+		return
+	}
+	c := evt.Content.AsMessage()
+	if c.RelatesTo != nil && c.RelatesTo.GetReplaceID() != "" {
+		return // an edit of an earlier message: that one was the input
+	}
+	if c.MsgType == event.MsgNotice {
+		return // bots talk in notices; never answer one (no loops)
+	}
+	root := c.RelatesTo.GetThreadParent()
+	if root == "" {
+		root = evt.ID
+	}
+	_, name := a.identity()
+	mentioned := a.mentions(c, name)
+	ev := adapters.Event{
+		Kind:      adapters.EventMessage,
+		Thread:    threadRef(evt.RoomID, root),
+		MessageID: evt.ID.String(),
+		User:      adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()},
+		Mentioned: mentioned,
+	}
+	switch c.MsgType {
+	case event.MsgText, event.MsgEmote:
+		ev.Text = a.stripMention(c, name)
+	case event.MsgImage, event.MsgFile, event.MsgAudio, event.MsgVideo:
+		if f, err := a.download(ctx, c); err != nil {
+			a.log.Warn("matrix: download attachment", "event", evt.ID, "err", err)
+			ev.Text = fmt.Sprintf("(%s sent a file, %q, that could not be downloaded: %v)", evt.Sender, c.Body, err)
+		} else {
+			ev.Files = []adapters.File{f}
+			if c.FileName != "" && c.Body != c.FileName {
+				ev.Text = c.Body // a caption
+			}
+		}
+	default:
+		return
+	}
+	a.deliverEvent(ctx, ev)
+}
+
+// mentions reports whether a message addresses the bot: m.mentions when the
+// client sent it (Element always does), else the MXID or a pill in the
+// body, for older clients.
+func (a *Adapter) mentions(c *event.MessageEventContent, name string) bool {
+	if c.Mentions != nil {
+		return c.Mentions.Has(a.me)
+	}
+	if strings.Contains(c.Body, a.me.String()) || strings.Contains(c.FormattedBody, a.me.URI().MatrixToURL()) {
+		return true
+	}
+	return name != "" && strings.HasPrefix(strings.ToLower(c.Body), strings.ToLower(name)+":")
+}
+
+var pillRE = regexp.MustCompile(`(?i)<a\s+href="https://matrix\.to/#/([^"]+)"[^>]*>(.*?)</a>`)
+
+// stripMention removes the bot's mention from the plain body: the MXID, or
+// the display text of the pill pointing at the bot.
+func (a *Adapter) stripMention(c *event.MessageEventContent, name string) string {
+	text := c.Body
+	if c.RelatesTo != nil && c.RelatesTo.GetNonFallbackReplyTo() != "" {
+		text = stripReplyFallback(text)
+	}
+	names := []string{a.me.String()}
+	for _, m := range pillRE.FindAllStringSubmatch(c.FormattedBody, -1) {
+		if strings.EqualFold(unescapeURL(m[1]), a.me.String()) {
+			names = append(names, html.UnescapeString(stripTags(m[2])))
+		}
+	}
+	if name != "" {
+		names = append(names, name)
+	}
+	trimmed := strings.TrimSpace(text)
+	for _, n := range names {
+		if n == "" || len(trimmed) < len(n) || !strings.EqualFold(trimmed[:len(n)], n) {
+			continue
+		}
+		// "Name: …" or "@bot:server …" addresses the bot; "Name is …" does not.
+		if rest := trimmed[len(n):]; n == a.me.String() || strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, ",") {
+			trimmed = strings.TrimLeft(rest, ":, ")
+			break
+		}
+	}
+	return strings.TrimSpace(strings.ReplaceAll(trimmed, a.me.String(), ""))
+}
+
+// stripReplyFallback drops the "> <@user> quoted" lines old clients put
+// before a reply.
+func stripReplyFallback(s string) string {
+	lines := strings.Split(s, "\n")
+	i := 0
+	for i < len(lines) && strings.HasPrefix(lines[i], "> ") {
+		i++
+	}
+	if i > 0 && i < len(lines) && lines[i] == "" {
+		i++
+	}
+	return strings.Join(lines[i:], "\n")
+}
+
+var tagRE = regexp.MustCompile(`<[^>]*>`)
+
+func stripTags(s string) string { return tagRE.ReplaceAllString(s, "") }
+
+func unescapeURL(s string) string {
+	return strings.NewReplacer("%40", "@", "%3A", ":", "%3a", ":").Replace(s)
+}
+
+// maxFileBytes bounds one downloaded attachment.
+const maxFileBytes = 20 << 20
+
+// download fetches an attachment, decrypting it in encrypted rooms.
+func (a *Adapter) download(ctx context.Context, c *event.MessageEventContent) (adapters.File, error) {
+	name := c.FileName
+	if name == "" {
+		name = c.Body
+	}
+	f := adapters.File{Name: name}
+	if c.Info != nil {
+		f.MimeType = c.Info.MimeType
+		if c.Info.Size > maxFileBytes {
+			return f, fmt.Errorf("%d bytes is over the %d MiB limit", c.Info.Size, maxFileBytes>>20)
+		}
+	}
+	raw := c.URL
+	if c.File != nil {
+		raw = c.File.URL
+	}
+	uri, err := raw.Parse()
+	if err != nil {
+		return f, fmt.Errorf("attachment url %q: %w", raw, err)
+	}
+	data, err := a.cli.DownloadBytes(ctx, uri)
+	if err != nil {
+		return f, err
+	}
+	if len(data) > maxFileBytes {
+		return f, fmt.Errorf("over the %d MiB limit", maxFileBytes>>20)
+	}
+	if c.File != nil {
+		if err := c.File.DecryptInPlace(data); err != nil {
+			return f, fmt.Errorf("decrypt: %w", err)
+		}
+	}
+	f.Data = data
+	return f, nil
+}
+
+// onReaction: a reaction on one of the bot's prompts is a click. The bot's
+// own pre-added reactions come back through sync too and are skipped.
+func (a *Adapter) onReaction(ctx context.Context, evt *event.Event) {
+	if evt.Sender == a.me {
+		return
+	}
+	rel := evt.Content.AsReaction().RelatesTo
+	a.mu.Lock()
+	p := a.prompts[rel.GetAnnotationID()]
+	a.mu.Unlock()
+	if p == nil {
+		return
+	}
+	ev, ok := p.reactionEvent(cleanKey(rel.GetAnnotationKey()), rel.GetAnnotationID())
+	if !ok {
+		return
+	}
+	ev.MessageID = evt.ID.String()
+	ev.User = adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}
+	a.deliverEvent(ctx, ev)
+}
+
+// onPollResponse: a vote in one of the bot's polls answers its question.
+// Votes are events of their own; the bot checks who may answer.
+func (a *Adapter) onPollResponse(ctx context.Context, evt *event.Event) {
+	if evt.Sender == a.me {
+		return
+	}
+	var pollID id.EventID
+	var answers []string
+	if c, ok := evt.Content.Parsed.(*event.PollResponseEventContent); ok {
+		pollID, answers = c.RelatesTo.GetReferenceID(), c.Response.Answers
+	} else {
+		if rel, ok := evt.Content.Raw["m.relates_to"].(map[string]any); ok {
+			s, _ := rel["event_id"].(string)
+			pollID = id.EventID(s)
+		}
+		for _, key := range []string{"org.matrix.msc3381.poll.response", "m.poll.response"} {
+			if r, ok := evt.Content.Raw[key].(map[string]any); ok {
+				for _, v := range asList(r["answers"]) {
+					answers = append(answers, v)
+				}
+			}
+		}
+		for _, v := range asList(evt.Content.Raw["m.selections"]) {
+			answers = append(answers, v)
+		}
+	}
+	a.mu.Lock()
+	p := a.prompts[pollID]
+	a.mu.Unlock()
+	if p == nil {
+		return
+	}
+	ev, ok := p.voteEvent(pollID, answers)
+	if !ok {
+		return
+	}
+	ev.MessageID = evt.ID.String()
+	ev.User = adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}
+	a.deliverEvent(ctx, ev)
+}
+
+func asList(v any) []string {
+	l, _ := v.([]any)
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// onEncrypted handles encrypted events when the bot has no crypto machine
+// (built without goolm): it says once per room that it cannot read them.
+// With a machine, mautrix decrypts and re-dispatches them instead.
+func (a *Adapter) onEncrypted(ctx context.Context, evt *event.Event) {
+	a.mu.Lock()
+	enc := a.encrypted
+	a.mu.Unlock()
+	if enc || evt.Sender == a.me {
+		return
+	}
+	a.reportUndecryptable(ctx, evt, "room:"+evt.RoomID.String(),
+		"This room is end-to-end encrypted, and this claudeops was built without encryption support (the goolm build tag), so it cannot read messages here.")
+}
+
+// reportUndecryptable tells the room, once per key, that a message could
+// not be read, in the message's thread when its relation is in clear.
+func (a *Adapter) reportUndecryptable(ctx context.Context, evt *event.Event, key, text string) {
+	a.mu.Lock()
+	seen := a.reported[key]
+	a.reported[key] = true
+	a.mu.Unlock()
+	if seen {
+		return
+	}
+	a.log.Warn("matrix: cannot read an encrypted message", "room", evt.RoomID, "sender", evt.Sender, "event", evt.ID)
+	root := evt.ID
+	if c, ok := evt.Content.Parsed.(*event.EncryptedEventContent); ok && c.RelatesTo != nil {
+		if p := c.RelatesTo.GetThreadParent(); p != "" {
+			root = p
+		}
+	}
+	if _, err := a.Post(ctx, threadRef(evt.RoomID, root), adapters.Message{Kind: adapters.KindNotice, Text: text, Error: true}); err != nil {
+		a.log.Warn("matrix: report undecryptable message", "err", err)
+	}
+}
