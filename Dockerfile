@@ -14,8 +14,9 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 # mattn/go-sqlite3 needs cgo; the runtime stage is the same Debian release,
-# so the glibc the binary links against is there.
-RUN CGO_ENABLED=1 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
+# so the glibc the binary links against is there. goolm: pure-Go Olm for
+# encrypted Matrix rooms (no libolm).
+RUN CGO_ENABLED=1 go build -tags goolm -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/claudeops ./cmd/claudeops
 
 FROM node:20-bookworm-slim AS runtime

@@ -1,0 +1,67 @@
+package matrix_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters/matrix"
+	"github.com/claudeops/claudeops/bot"
+)
+
+// Benchmarks against the real Dendrite and the real CLI (see
+// docs/PERFORMANCE.md): go test -tags goolm -run '^$' -bench Matrix -benchtime 5x ./adapters/matrix
+
+// BenchmarkMatrixMentionToFirstText: from alice's mention to the first
+// text of the bot's answer in her client (a new thread: the CLI starts).
+func BenchmarkMatrixMentionToFirstText(b *testing.B) {
+	h := newHarness(b, options{mod: func(bc *bot.Config, _ *matrix.Config) { bc.MaxSessions = 64 }})
+	room := h.room(false)
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		root := h.mention(h.alice, room, fmt.Sprintf("hello %d", i))
+		h.waitBot(room, root, `^ok: hello`)
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/first-text")
+}
+
+// BenchmarkMatrixEditsPer6000: edits the bot sends for a 6 000-character
+// answer streamed at a model's pace, with the default edit interval.
+func BenchmarkMatrixEditsPer6000(b *testing.B) {
+	h := newHarness(b, options{mod: func(bc *bot.Config, mc *matrix.Config) {
+		bc.MaxSessions = 64 // each answer is a new thread: none waits for a slot
+		mc.EditInterval = 1500 * time.Millisecond
+	}})
+	room := h.room(false)
+	edits, msgs := 0, 0
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		root := h.mention(h.alice, room, "stream 6000")
+		h.waitBot(room, root, `✓ .* turn`)
+		total += time.Since(start)
+		want := longAnswer(6000)
+		if !h.alice.WaitFor(wait, func() bool {
+			for _, m := range h.alice.Thread(room, root) {
+				if m.Sender == h.botUser.ID && m.Body == want {
+					return true
+				}
+			}
+			return false
+		}) {
+			b.Fatalf("the final text did not land:\n%s", h.dump(room, root))
+		}
+		for _, m := range h.alice.Thread(room, root) {
+			if m.Sender == h.botUser.ID && !strings.HasPrefix(m.Body, "✓ ") {
+				edits += m.Edits
+				msgs++
+			}
+		}
+	}
+	b.ReportMetric(float64(edits)/float64(b.N), "edits/answer")
+	b.ReportMetric(float64(msgs)/float64(b.N), "messages/answer")
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/answer")
+}

@@ -1,0 +1,257 @@
+// Package dendrite runs a real Matrix homeserver (Dendrite, built by
+// scripts/dendrite) for tests, registers users on it, and gives tests a
+// Matrix client for the humans in them (alice, mallory): it sends what
+// Element sends and records everything it sees, decrypted when it can.
+//
+// Each Start runs its own server on a free loopback port with its data in
+// t.TempDir(), so tests may run in parallel. Clients that read and write
+// encrypted rooms (ClientOptions.Crypto) need -tags goolm.
+package dendrite
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix"
+	"maunium.net/go/mautrix/id"
+	"maunium.net/go/mautrix/synapseadmin"
+)
+
+// Version is the Dendrite release scripts/dendrite builds.
+const Version = "v0.15.2"
+
+const (
+	startTimeout = 60 * time.Second
+	stopTimeout  = 5 * time.Second
+	opTimeout    = 30 * time.Second // per client-server request
+)
+
+// Server is a running Dendrite.
+type Server struct {
+	URL        string // http://127.0.0.1:port
+	ServerName string // the part after the colon in user IDs
+
+	secret string // shared secret for admin registration
+	dir    string
+}
+
+// User is an account on the server, logged in on a device of its own.
+type User struct {
+	ID          id.UserID
+	Password    string
+	AccessToken string
+	DeviceID    id.DeviceID
+}
+
+// Start runs a fresh Dendrite for the test and stops it when the test ends.
+// Without the binaries it skips the test, unless CLAUDEOPS_REQUIRE_DENDRITE=1
+// (scripts/test, CI), where that is a failure.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin := binDir(t)
+	s := &Server{ServerName: "localhost", secret: rand.Text(), dir: t.TempDir()}
+
+	key := filepath.Join(s.dir, "matrix_key.pem")
+	if out, err := exec.Command(filepath.Join(bin, "generate-keys"), "-private-key", key).CombinedOutput(); err != nil {
+		t.Fatalf("dendrite: generate-keys: %v\n%s", err, out)
+	}
+	cfg := filepath.Join(s.dir, "dendrite.yaml")
+	if err := os.WriteFile(cfg, []byte(s.config(key)), 0o600); err != nil {
+		t.Fatalf("dendrite: writing config: %v", err)
+	}
+	addr := freeAddr(t)
+	s.URL = "http://" + addr
+
+	logPath := filepath.Join(s.dir, "dendrite.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatalf("dendrite: %v", err)
+	}
+	defer logFile.Close() // the child keeps its own descriptor
+	cmd := exec.Command(filepath.Join(bin, "dendrite"), "-config", cfg, "-http-bind-address", addr)
+	cmd.Dir = s.dir // any relative path Dendrite defaults to lands in the temp dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = sysProcAttr()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("dendrite: starting: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { stop(t, cmd.Process, exited) })
+
+	if err := waitReady(s.URL, exited); err != nil {
+		t.Fatalf("dendrite: %v\nlast lines of %s:\n%s", err, logPath, tail(logPath, 40))
+	}
+	return s
+}
+
+// binDir finds the directory with the dendrite and generate-keys binaries.
+func binDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("CLAUDEOPS_TEST_DENDRITE_BIN")
+	if dir == "" {
+		dir = filepath.Join(repoRoot(), ".cache", "dendrite-"+Version, "bin")
+	}
+	for _, name := range []string{"dendrite", "generate-keys"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			if os.Getenv("CLAUDEOPS_REQUIRE_DENDRITE") == "1" {
+				t.Fatalf("Dendrite %s is not built (%v): run scripts/test or scripts/dendrite", Version, err)
+			}
+			t.Skipf("Dendrite %s is not built (scripts/test builds it): %v", Version, err)
+		}
+	}
+	return dir
+}
+
+func repoRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// config is a single-process Dendrite that talks to nobody else: no
+// federation, no stats, no identity servers, one SQLite file per component
+// (SQLite cannot share one between them). Registration is closed except
+// through the shared secret, and rate limiting is off so tests never see 429
+// from the client API; bcrypt cost 4 keeps logins fast. No logging hooks:
+// Dendrite always logs at info level to its stdout, which Start sends to
+// dendrite.log in the data directory.
+func (s *Server) config(keyPath string) string {
+	db := func(name string) string {
+		return fmt.Sprintf("{connection_string: %q}", "file:"+filepath.Join(s.dir, name+".db"))
+	}
+	return fmt.Sprintf(`version: 2
+global:
+  server_name: %q
+  private_key: %q
+  disable_federation: true
+  trusted_third_party_id_servers: []
+  presence: {enable_inbound: false, enable_outbound: false}
+  report_stats: {enabled: false}
+  jetstream: {storage_path: %q}
+client_api:
+  registration_disabled: true
+  registration_shared_secret: %q
+  rate_limiting: {enabled: false}
+federation_api: {database: %s, key_perspectives: []}
+key_server: {database: %s}
+media_api: {database: %s, base_path: %q}
+mscs: {database: %s}
+relay_api: {database: %s}
+room_server: {database: %s}
+sync_api: {database: %s, search: {enabled: false}}
+user_api: {account_database: %s, bcrypt_cost: 4}
+`, s.ServerName, keyPath, filepath.Join(s.dir, "jetstream"), s.secret,
+		db("federationapi"), db("keyserver"), db("mediaapi"), filepath.Join(s.dir, "media"),
+		db("mscs"), db("relayapi"), db("roomserver"), db("syncapi"), db("userapi"))
+}
+
+// freeAddr picks a loopback port the kernel considers free. Another process
+// could take it before Dendrite binds; then Dendrite exits and Start fails
+// with its log, which is rare enough not to retry.
+func freeAddr(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("dendrite: finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitReady(url string, exited <-chan struct{}) error {
+	deadline := time.Now().Add(startTimeout)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for {
+		resp, err := client.Get(url + "/_matrix/client/versions")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		select {
+		case <-exited:
+			return errors.New("exited before it answered")
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no answer on %s after %v: %w", url, startTimeout, err)
+		}
+	}
+}
+
+// stop ends the process we started, by its PID: politely first, so its
+// SQLite files are closed, then for good.
+func stop(t testing.TB, p *os.Process, exited <-chan struct{}) {
+	_ = p.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+		return
+	case <-time.After(stopTimeout):
+	}
+	t.Logf("dendrite (pid %d) ignored SIGTERM for %v; killing it", p.Pid, stopTimeout)
+	_ = p.Kill()
+	<-exited
+}
+
+func tail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return strings.Join(all[max(0, len(all)-lines):], "\n")
+}
+
+// Register creates a user through shared-secret registration, then logs in
+// with the password: the registration's own token belongs to a device
+// Dendrite always names shared_secret_registration, unfit for E2EE.
+func (s *Server) Register(t testing.TB, localpart string) *User {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	cli, err := mautrix.NewClient(s.URL, "", "")
+	if err != nil {
+		t.Fatalf("dendrite: %v", err)
+	}
+	password := rand.Text()
+	admin := synapseadmin.Client{Client: cli}
+	if _, err := admin.SharedSecretRegister(ctx, s.secret, synapseadmin.ReqSharedSecretRegister{
+		Username: localpart, Password: password,
+	}); err != nil {
+		t.Fatalf("dendrite: registering %s: %v", localpart, err)
+	}
+	resp, err := cli.Login(ctx, &mautrix.ReqLogin{
+		Type:                     mautrix.AuthTypePassword,
+		Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: localpart},
+		Password:                 password,
+		InitialDeviceDisplayName: "test " + localpart,
+	})
+	if err != nil {
+		t.Fatalf("dendrite: logging in %s: %v", localpart, err)
+	}
+	return &User{ID: resp.UserID, Password: password, AccessToken: resp.AccessToken, DeviceID: resp.DeviceID}
+}
