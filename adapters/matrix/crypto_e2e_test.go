@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"maunium.net/go/mautrix/event"
 )
@@ -41,4 +42,36 @@ func TestEncryptedRoomRoundTrip(t *testing.T) {
 	h.restart()
 	h.alice.SendText(room, "still there?", "", root)
 	h.waitBot(room, root, `ok: .*still there\?`)
+}
+
+func TestUndecryptableMessageIsReportedOnce(t *testing.T) {
+	h := newHarness(t, options{crypto: true})
+	room := h.room(true)
+	h.alice.Invite(room, h.mallory.User.ID)
+	h.mallory.Join(room)
+	// Two messages encrypted with a session the bot never got the key of.
+	bogus := map[string]any{
+		"algorithm": "m.megolm.v1.aes-sha2", "sender_key": "c2VuZGVya2V5c2VuZGVya2V5c2VuZGVya2V5c2VuZA",
+		"session_id": "bm9zdWNoc2Vzc2lvbm5vc3VjaHNlc3Npb25ub3N1Y2g", "device_id": "NOPE",
+		"ciphertext": "QmFzZTY0Q2lwaGVydGV4dFRoYXREZWNyeXB0c1RvTm90aGluZw",
+	}
+	first := h.mallory.SendRaw(room, event.EventEncrypted, bogus)
+	h.mallory.SendRaw(room, event.EventEncrypted, bogus)
+	// mautrix waits ~25 s for the key to arrive before it gives up.
+	h.waitBot(room, first, `could not decrypt a message from @mallory`)
+	time.Sleep(2 * time.Second)
+	var n int
+	for _, e := range h.alice.Events(room) {
+		if e.Sender == h.botUser.ID && strings.Contains(h.bodyOf(e), "could not decrypt") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d reports of undecryptable messages, want 1", n)
+	}
+}
+
+func (h *harness) bodyOf(e *event.Event) string {
+	b, _ := e.Content.Raw["body"].(string)
+	return b
 }

@@ -84,3 +84,6 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 	a.log.Info("matrix: cross-signing set up; the recovery key is kept in the database")
 	return nil
 }
+
+// EncryptionSupported reports whether this build can read encrypted rooms.
+func EncryptionSupported() bool { return true }

@@ -14,3 +14,6 @@ func (a *Adapter) setupCrypto(context.Context, store.ChatAccount) error {
 	a.log.Warn("matrix: built without end-to-end encryption (build with -tags goolm); encrypted rooms cannot be read")
 	return nil
 }
+
+// EncryptionSupported reports whether this build can read encrypted rooms.
+func EncryptionSupported() bool { return false }
