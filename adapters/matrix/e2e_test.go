@@ -228,66 +228,8 @@ func (h *harness) ownReactions(room id.RoomID, target id.EventID) []string {
 	return keys
 }
 
-func text(s string) fakeanthropic.Reply {
-	return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(s)}}
-}
-
-// script: "run <cmd>" asks for Bash; "ask one"/"ask multi" ask a question;
-// "slow" holds; "long <n>" answers n characters; else "ok: <all user text>".
-func script(hold <-chan struct{}) fakeanthropic.Script {
-	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
-		if trs := req.ToolResults(); len(trs) > 0 {
-			return text("tool result: " + trs[0].Content)
-		}
-		all := req.LastUserText()
-		last := all
-		if i := strings.LastIndex(all, "\n"); i >= 0 {
-			last = all[i+1:]
-		}
-		switch {
-		case strings.HasPrefix(last, "run "):
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": strings.TrimPrefix(last, "run ")})}}
-		case last == "ask one":
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(false, "Red", "Blue", "Green"))}}
-		case last == "ask multi":
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(true, "Logging", "Metrics", "Tracing"))}}
-		case strings.HasPrefix(last, "slow"):
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("slow answer that takes a while " + strings.Repeat("more ", 20))}, Hold: hold, ChunkSize: 10}
-		case strings.HasPrefix(last, "stream "):
-			// Model-like pace: 40 characters every 20 ms (2 000/s).
-			var n int
-			fmt.Sscanf(strings.TrimPrefix(last, "stream "), "%d", &n)
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(longAnswer(n))}, ChunkSize: 40, ChunkDelay: 20 * time.Millisecond}
-		case strings.HasPrefix(last, "long "):
-			var n int
-			fmt.Sscanf(strings.TrimPrefix(last, "long "), "%d", &n)
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(longAnswer(n))}, ChunkSize: 400, ChunkDelay: 2 * time.Millisecond}
-		}
-		return text("ok: " + strings.ReplaceAll(all, "\n", " / "))
-	}
-}
-
-func question(multi bool, labels ...string) map[string]any {
-	var opts []map[string]string
-	for _, l := range labels {
-		opts = append(opts, map[string]string{"label": l, "description": "option " + l})
-	}
-	return map[string]any{"questions": []map[string]any{{"question": "Which one?", "header": "Pick", "multiSelect": multi, "options": opts}}}
-}
-
-// longAnswer is Markdown of n characters with paragraphs and code blocks.
-func longAnswer(n int) string {
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		if i%7 == 3 {
-			b.WriteString("```go\nfunc f() int { return 42 } // line ")
-			b.WriteString(strings.Repeat("x", i%50))
-			b.WriteString("\n```\n\n")
-			continue
-		}
-		fmt.Fprintf(&b, "Paragraph %d with **bold** and `code` and é ✓ ", i)
-		b.WriteString(strings.Repeat("word ", 30))
-		b.WriteString("\n\n")
-	}
-	return b.String()[:n]
-}
+// The model of these tests: see fakeanthropic.ChatScript.
+var (
+	script     = fakeanthropic.ChatScript
+	longAnswer = fakeanthropic.LongAnswer
+)

@@ -169,67 +169,6 @@ func (h *harness) noViolations() {
 	}
 }
 
-func text(s string) fakeanthropic.Reply {
-	return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(s)}}
-}
-
-// script: "run <cmd>" asks for Bash; "ask one"/"ask many"/"ask multi"
-// asks questions; "slow" holds; "long <n>" answers n characters; else "ok: <text>".
-func script(hold <-chan struct{}) fakeanthropic.Script {
-	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
-		if trs := req.ToolResults(); len(trs) > 0 {
-			return text("tool result: " + trs[0].Content)
-		}
-		all := req.LastUserText()
-		last := all
-		if i := strings.LastIndex(all, "\n"); i >= 0 {
-			last = all[i+1:]
-		}
-		switch {
-		case strings.HasPrefix(last, "run "):
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": strings.TrimPrefix(last, "run ")})}}
-		case last == "ask one":
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(false, "Red", "Blue", "Green"))}}
-		case last == "ask many":
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(false, "a1", "a2", "a3", "a4", "a5", "a6"))}}
-		case last == "ask multi":
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", question(true, "Logging", "Metrics", "Tracing"))}}
-		case strings.HasPrefix(last, "slow"):
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("slow answer that takes a while " + strings.Repeat("more ", 20))}, Hold: hold, ChunkSize: 10}
-		case strings.HasPrefix(last, "long "):
-			// Streamed over ~1.5 s, so that the live message is edited (or
-			// streamed) many times before it is complete.
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(longAnswer(60000))}, ChunkSize: 200, ChunkDelay: 5 * time.Millisecond}
-		}
-		return text("ok: " + strings.ReplaceAll(all, "\n", " / "))
-	}
-}
-
-func question(multi bool, labels ...string) map[string]any {
-	var opts []map[string]string
-	for _, l := range labels {
-		opts = append(opts, map[string]string{"label": l, "description": "option " + l})
-	}
-	return map[string]any{"questions": []map[string]any{{"question": "Which one?", "header": "Pick", "multiSelect": multi, "options": opts}}}
-}
-
-// longAnswer is Markdown of n characters with paragraphs and code blocks.
-func longAnswer(n int) string {
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		if i%7 == 3 {
-			b.WriteString("```go\nfunc f() int { return 42 } // line ")
-			b.WriteString(strings.Repeat("x", i%50))
-			b.WriteString("\n```\n\n")
-			continue
-		}
-		b.WriteString("Paragraph with **bold** and `code` and é ✓ number ")
-		b.WriteString(strings.Repeat("word ", 30))
-		b.WriteString("\n\n")
-	}
-	return b.String()[:n]
-}
-
 func TestMentionGetsThreadedReply(t *testing.T) {
 	h := newHarness(t, script(nil), fakeslack.Options{}, nil)
 	ts := h.fs.Post(alice, general, mention+"hello there")
@@ -292,3 +231,10 @@ func TestApprovalByButtons(t *testing.T) {
 	}
 	h.noViolations()
 }
+
+// The model of these tests: see fakeanthropic.ChatScript.
+var (
+	script     = fakeanthropic.ChatScript
+	text       = fakeanthropic.TextReply
+	longAnswer = fakeanthropic.LongAnswer
+)

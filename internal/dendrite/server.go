@@ -26,6 +26,8 @@ import (
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
 	"maunium.net/go/mautrix/synapseadmin"
+
+	"github.com/claudeops/claudeops/internal/testcli"
 )
 
 // Version is the Dendrite release scripts/dendrite builds.
@@ -101,7 +103,7 @@ func binDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("CLAUDEOPS_TEST_DENDRITE_BIN")
 	if dir == "" {
-		dir = filepath.Join(repoRoot(), ".cache", "dendrite-"+Version, "bin")
+		dir = filepath.Join(testcli.RepoRoot(), ".cache", "dendrite-"+Version, "bin")
 	}
 	for _, name := range []string{"dendrite", "generate-keys"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
@@ -112,23 +114,6 @@ func binDir(t testing.TB) string {
 		}
 	}
 	return dir
-}
-
-func repoRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
 }
 
 // config is a single-process Dendrite that talks to nobody else: no

@@ -24,7 +24,7 @@ func Bin(t testing.TB) string {
 		}
 		return p
 	}
-	if root := repoRoot(); root != "" {
+	if root := RepoRoot(); root != "" {
 		p := filepath.Join(root, ".cache", "claude-cli-"+Version, "node_modules", ".bin", "claude")
 		if _, err := os.Stat(p); err == nil {
 			return p
@@ -37,7 +37,9 @@ func Bin(t testing.TB) string {
 	return ""
 }
 
-func repoRoot() string {
+// RepoRoot is the directory of go.mod above the working directory (a
+// test's package directory), where scripts/test keeps .cache; "" if none.
+func RepoRoot() string {
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
