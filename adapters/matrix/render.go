@@ -13,7 +13,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/claudeops/claudeops/adapters"
-	"github.com/claudeops/claudeops/adapters/slack/slackmd"
+	"github.com/claudeops/claudeops/adapters/mdsplit"
 )
 
 // Sizes. A Matrix event is at most 65536 bytes; an edit carries the text
@@ -95,7 +95,7 @@ func split(md string) []string {
 
 func splitAt(md string, limit int) []string {
 	var out []string
-	for _, p := range slackmd.Split(md, limit) {
+	for _, p := range mdsplit.Split(md, limit) {
 		if fits(p) || limit < 256 {
 			out = append(out, p)
 			continue

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/mdsplit"
 	"github.com/claudeops/claudeops/adapters/slack/slackmd"
 )
 
@@ -161,7 +162,7 @@ func plainText(s string) *slack.TextBlockObject {
 func (a *Adapter) compose(m adapters.Message) []part {
 	switch m.Kind {
 	case adapters.KindText:
-		chunks := slackmd.Split(m.Text, textPartRunes)
+		chunks := mdsplit.Split(m.Text, textPartRunes)
 		if len(chunks) == 0 {
 			chunks = []string{" "}
 		}
@@ -187,7 +188,7 @@ func (a *Adapter) compose(m adapters.Message) []part {
 	default: // notices
 		md := slackmd.ToMrkdwn(m.Text)
 		var parts []part
-		for _, c := range slackmd.Split(md, sectionTextRunes) {
+		for _, c := range mdsplit.Split(md, sectionTextRunes) {
 			parts = append(parts, part{text: cut(c, fallbackRunes), blocks: []slack.Block{slack.NewSectionBlock(mdText(c), nil, nil)}})
 		}
 		return parts

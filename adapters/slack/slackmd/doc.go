@@ -1,6 +1,6 @@
 // Package slackmd turns Claude's Markdown into text Slack can show safely.
 //
-// Three entry points:
+// Two entry points:
 //
 //   - ToMrkdwn renders CommonMark/GFM as Slack "mrkdwn" (section blocks,
 //     the message `text` field, notifications). It walks goldmark's AST; it
@@ -8,10 +8,13 @@
 //   - Neutralize keeps standard Markdown (for the `markdown` block and the
 //     `markdown_text` argument, which Slack renders itself) and only makes
 //     Slack's mention and link syntax inert.
-//   - Split cuts a long text into parts that fit Slack's per-field limits
-//     (3,000 for a section's text, 4,000 for an updated message's text,
-//     12,000 for markdown_text / all markdown blocks of one payload) without
-//     losing a character and without breaking code blocks, entities or links.
+//
+// Splitting a long text into parts that fit Slack's per-field limits (3,000
+// for a section's text, 4,000 for an updated message's text, 12,000 for
+// markdown_text / all markdown blocks of one payload) is not done here but
+// by adapters/mdsplit, shared with the Matrix adapter: its Split takes the
+// output of either function and cuts it without losing a character and
+// without breaking code blocks, entities or links.
 //
 // # Why a zero-width space
 //

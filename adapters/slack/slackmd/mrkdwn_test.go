@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/claudeops/claudeops/adapters/mdsplit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -251,6 +255,33 @@ func TestToMrkdwnGolden(t *testing.T) {
 			golden(t, filepath.Join("testdata", name+".mrkdwn.golden"), got)
 		})
 	}
+}
+
+// TestSplitGolden splits ToMrkdwn's rendering of the long answer as the
+// Slack adapter does (with mdsplit.Split, whose own tests check its
+// invariants); every part must stay within the limit and free of live
+// mention syntax.
+func TestSplitGolden(t *testing.T) {
+	in, err := os.ReadFile(filepath.Join("testdata", "long-markdown.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, limit := range []int{1500} {
+		parts := mdsplit.Split(ToMrkdwn(string(in)), limit)
+		if len(parts) < 2 {
+			t.Fatalf("limit %d: %d parts, want several", limit, len(parts))
+		}
+		for i, p := range parts {
+			n := utf8.RuneCountInString(p)
+			if n > limit {
+				t.Errorf("limit %d: part %d has %d runes", limit, i+1, n)
+			}
+			assertNoLiveSyntax(t, p)
+			fmt.Fprintf(&b, "===== part %d/%d (%d runes, limit %d) =====\n%s\n", i+1, len(parts), n, limit, p)
+		}
+	}
+	golden(t, filepath.Join("testdata", "long-markdown.split-1500.golden"), b.String())
 }
 
 // TestLongMarkdownFixtureCopy checks that testdata/long-markdown.md is the

@@ -1,4 +1,4 @@
-package slackmd
+package mdsplit
 
 import (
 	"strings"
@@ -20,13 +20,13 @@ const minStructuredLimit = 64
 // only when it leaves the part at least half full, then the latest of them
 // anywhere — and finally a hard cut. A cut is never
 // placed inside a rune, an entity such as "&amp;" or "&#128512;", a <…>
-// sequence (a Slack link or mention), a CRLF, or before a combining mark or
-// zero-width joiner, unless there is no other place within the limit
-// (a single "word" longer than the part).
+// sequence (a Slack link or mention, a Markdown autolink), a CRLF, or
+// before a combining mark or zero-width joiner, unless there is no other
+// place within the limit (a single "word" longer than the part).
 //
 // A cut inside a fenced code block (``` or ~~~, also behind "> " quote
-// marks, as ToMrkdwn writes code inside a quote) ends the part with a
-// closing fence (on its own line) and starts the next part with the
+// marks, as slackmd.ToMrkdwn writes code inside a quote) ends the part
+// with a closing fence (on its own line) and starts the next part with the
 // block's opening fence line again (e.g. "```go"), so every part renders on
 // its own. Fence lines are never split, and a cut is not placed right
 // after an opening fence or right before a closing one. When a fence line
@@ -296,7 +296,8 @@ func (s *splitter) scanProtected() {
 }
 
 // isHeading recognises the heading lines of Markdown ("## Title") and of
-// ToMrkdwn ("*Title*"), so that a part does not end with a heading.
+// mrkdwn as slackmd.ToMrkdwn writes them ("*Title*"), so that a part does
+// not end with a heading.
 func isHeading(l string) bool {
 	l = strings.TrimSpace(l)
 	if strings.HasPrefix(l, "#") {
