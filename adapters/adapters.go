@@ -2,7 +2,9 @@ package adapters
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ThreadRef addresses one conversation: a Slack thread, a Matrix thread, a
@@ -269,4 +271,22 @@ func FormatDuration(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// Cut shortens s to at most n runes, marking a cut with "…".
+func Cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// FirstLine is the first line of s, trimmed, with " …" when more follows.
+func FirstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"maunium.net/go/mautrix/event"
@@ -73,7 +72,7 @@ func editContent(original id.EventID, c *event.MessageEventContent) *event.Messa
 	newContent.RelatesTo = nil
 	e := &event.MessageEventContent{
 		MsgType:    c.MsgType,
-		Body:       "* " + cut(c.Body, fallbackRunes),
+		Body:       "* " + adapters.Cut(c.Body, fallbackRunes),
 		Mentions:   &event.Mentions{},
 		NewContent: &newContent,
 		RelatesTo:  (&event.RelatesTo{}).SetReplace(original),
@@ -105,23 +104,6 @@ func splitAt(md string, limit int) []string {
 	return out
 }
 
-// cut shortens s to n runes, marking the cut.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
-}
-
 // code is s as inline code, whatever backticks it holds.
 func code(s string) string { return format.SafeMarkdownCode(s) }
 
@@ -133,13 +115,13 @@ func toolLine(t *adapters.Tool) string {
 	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙️", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("  ", t.Depth) + mark + " **" + escapeMD(t.Name) + "**"
 	if t.Input != "" {
-		s += " " + code(cut(t.Input, 200))
+		s += " " + code(adapters.Cut(t.Input, 200))
 	}
 	if t.Elapsed > 0 {
 		s += " · " + adapters.FormatDuration(t.Elapsed)
 	}
 	if t.State != adapters.ToolRunning && t.Preview != "" {
-		s += " — " + escapeMD(cut(firstLine(t.Preview), 160))
+		s += " — " + escapeMD(adapters.Cut(adapters.FirstLine(t.Preview), 160))
 	}
 	return s
 }

@@ -49,18 +49,18 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 }
 
 func (a *Adapter) renderPrompt(ctx context.Context, pm *posted, p adapters.Prompt) error {
-	return a.show(ctx, pm, []part{{text: cut(escapeMrkdwn(p.Title), fallbackRunes), blocks: promptBlocks(p)}})
+	return a.show(ctx, pm, []part{{text: adapters.Cut(escapeMrkdwn(p.Title), fallbackRunes), blocks: promptBlocks(p)}})
 }
 
 func promptBlocks(p adapters.Prompt) []slack.Block {
 	pending := p.State == adapters.PromptPending
 	var blocks []slack.Block
 	if p.Kind == adapters.PromptApproval {
-		blocks = append(blocks, slack.NewSectionBlock(mdText(cut("*"+escapeMrkdwn(p.Title)+"*", sectionTextRunes)), nil, nil))
+		blocks = append(blocks, slack.NewSectionBlock(mdText(adapters.Cut("*"+escapeMrkdwn(p.Title)+"*", sectionTextRunes)), nil, nil))
 		if p.Detail != "" {
 			detail := strings.ReplaceAll(p.Detail, "```", "ˋˋˋ")
 			if len([]rune(detail)) > sectionTextRunes-40 {
-				detail = cut(detail, sectionTextRunes-80) + "\n(shortened here; the full input is recorded)"
+				detail = adapters.Cut(detail, sectionTextRunes-80) + "\n(shortened here; the full input is recorded)"
 			}
 			blocks = append(blocks, slack.NewSectionBlock(mdText("```"+escapeMrkdwn(detail)+"```"), nil, nil))
 		}
@@ -77,7 +77,7 @@ func promptBlocks(p adapters.Prompt) []slack.Block {
 				els = append(els, b)
 			}
 			blocks = append(blocks,
-				slack.NewActionBlock("approval:"+cut(p.ID, 200), els...),
+				slack.NewActionBlock("approval:"+adapters.Cut(p.ID, 200), els...),
 				slack.NewContextBlock("", mdText("To deny with a reason, reply `deny <reason>` in this thread.")))
 		}
 	} else {
@@ -95,43 +95,43 @@ func promptBlocks(p adapters.Prompt) []slack.Block {
 				}
 				lines = append(lines, l)
 			}
-			blocks = append(blocks, slack.NewSectionBlock(mdText(cut(head+"\n"+strings.Join(lines, "\n"), sectionTextRunes)), nil, nil))
+			blocks = append(blocks, slack.NewSectionBlock(mdText(adapters.Cut(head+"\n"+strings.Join(lines, "\n"), sectionTextRunes)), nil, nil))
 			if !pending {
 				continue
 			}
-			bid := fmt.Sprintf("question:%d:%s", qi, cut(p.ID, 200))
+			bid := fmt.Sprintf("question:%d:%s", qi, adapters.Cut(p.ID, 200))
 			switch {
 			case q.Multi:
 				anyMulti = true
 				var opts []*slack.OptionBlockObject
 				for oi, o := range q.Options {
-					opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(oi+1), plainText(cut(o.Label, 75)), nil))
+					opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(oi+1), plainText(adapters.Cut(o.Label, 75)), nil))
 				}
 				blocks = append(blocks, slack.NewActionBlock(bid, slack.NewCheckboxGroupsBlockElement(actionCheck+strconv.Itoa(qi), opts[:min(len(opts), 10)]...)))
 			case len(q.Options) <= maxButtons:
 				var els []slack.BlockElement
 				for oi, o := range q.Options {
-					els = append(els, slack.NewButtonBlockElement(fmt.Sprintf("%s%d_%d", actionAnswer, qi, oi+1), p.ID, plainText(cut(o.Label, 75))))
+					els = append(els, slack.NewButtonBlockElement(fmt.Sprintf("%s%d_%d", actionAnswer, qi, oi+1), p.ID, plainText(adapters.Cut(o.Label, 75))))
 				}
 				blocks = append(blocks, slack.NewActionBlock(bid, els...))
 			default:
 				var opts []*slack.OptionBlockObject
 				for oi, o := range q.Options {
-					opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(oi+1), plainText(cut(o.Label, 75)), nil))
+					opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(oi+1), plainText(adapters.Cut(o.Label, 75)), nil))
 				}
 				blocks = append(blocks, slack.NewActionBlock(bid, slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plainText("Choose"), actionSelect+strconv.Itoa(qi), opts[:min(len(opts), 100)]...)))
 			}
 		}
 		if pending {
 			if anyMulti || len(p.Questions) > 1 {
-				blocks = append(blocks, slack.NewActionBlock("submit:"+cut(p.ID, 200),
+				blocks = append(blocks, slack.NewActionBlock("submit:"+adapters.Cut(p.ID, 200),
 					slack.NewButtonBlockElement(actionSubmit, p.ID, plainText("Submit")).WithStyle(slack.StylePrimary)))
 			}
 			blocks = append(blocks, slack.NewContextBlock("", mdText("Or reply in this thread with the option number(s), or your own answer.")))
 		}
 	}
 	if !pending && p.Outcome != "" {
-		blocks = append(blocks, slack.NewContextBlock("", mdText(cut(slackmd.ToMrkdwn(p.Outcome), contextTextRunes))))
+		blocks = append(blocks, slack.NewContextBlock("", mdText(adapters.Cut(slackmd.ToMrkdwn(p.Outcome), contextTextRunes))))
 	}
 	return blocks
 }

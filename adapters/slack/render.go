@@ -169,7 +169,7 @@ func (a *Adapter) compose(m adapters.Message) []part {
 		parts := make([]part, len(chunks))
 		for i, c := range chunks {
 			parts[i] = part{
-				text:   slackmd.ToMrkdwn(cut(c, fallbackRunes)),
+				text:   slackmd.ToMrkdwn(adapters.Cut(c, fallbackRunes)),
 				blocks: []slack.Block{slack.NewMarkdownBlock("", slackmd.Neutralize(c))},
 			}
 		}
@@ -184,12 +184,12 @@ func (a *Adapter) compose(m adapters.Message) []part {
 		return []part{{text: s, blocks: []slack.Block{slack.NewContextBlock("", mdText(s))}}}
 	case adapters.KindFooter:
 		s := slackmd.ToMrkdwn(m.Text)
-		return []part{{text: s, blocks: []slack.Block{slack.NewContextBlock("", mdText(cut(s, contextTextRunes)))}}}
+		return []part{{text: s, blocks: []slack.Block{slack.NewContextBlock("", mdText(adapters.Cut(s, contextTextRunes)))}}}
 	default: // notices
 		md := slackmd.ToMrkdwn(m.Text)
 		var parts []part
 		for _, c := range mdsplit.Split(md, sectionTextRunes) {
-			parts = append(parts, part{text: cut(c, fallbackRunes), blocks: []slack.Block{slack.NewSectionBlock(mdText(c), nil, nil)}})
+			parts = append(parts, part{text: adapters.Cut(c, fallbackRunes), blocks: []slack.Block{slack.NewSectionBlock(mdText(c), nil, nil)}})
 		}
 		return parts
 	}
@@ -202,15 +202,15 @@ func toolLine(t *adapters.Tool) string {
 	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("    ", t.Depth) + mark + " *" + escapeMrkdwn(t.Name) + "*"
 	if t.Input != "" {
-		s += " " + inlineCode(cut(t.Input, 300))
+		s += " " + inlineCode(adapters.Cut(t.Input, 300))
 	}
 	if t.Elapsed > 0 {
 		s += " · " + adapters.FormatDuration(t.Elapsed)
 	}
 	if t.State != adapters.ToolRunning && t.Preview != "" {
-		s += " — " + escapeMrkdwn(cut(firstLine(t.Preview), 200))
+		s += " — " + escapeMrkdwn(adapters.Cut(adapters.FirstLine(t.Preview), 200))
 	}
-	return cut(s, contextTextRunes)
+	return adapters.Cut(s, contextTextRunes)
 }
 
 // escapeMrkdwn makes text literal in mrkdwn: no markup, no mentions.
@@ -221,23 +221,6 @@ func escapeMrkdwn(s string) string {
 // inlineCode wraps s in backticks, which it may not contain itself.
 func inlineCode(s string) string {
 	return "`" + escapeMrkdwn(strings.ReplaceAll(s, "`", "ˋ")) + "`"
-}
-
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
-}
-
-// cut shortens s to n runes, marking the cut.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // uploadOutput attaches a long tool output to the thread as a file.
@@ -259,7 +242,7 @@ func (a *Adapter) uploadOutput(ctx context.Context, p *posted, t *adapters.Tool)
 func (a *Adapter) Tell(ctx context.Context, t adapters.ThreadRef, u adapters.User, text string) error {
 	s := slackmd.ToMrkdwn(text)
 	return a.call(ctx, "chat.postEphemeral", t.Channel, func(ctx context.Context) error {
-		_, err := a.api.PostEphemeralContext(ctx, t.Channel, u.ID, slack.MsgOptionText(cut(s, 3000), false), slack.MsgOptionTS(t.Thread))
+		_, err := a.api.PostEphemeralContext(ctx, t.Channel, u.ID, slack.MsgOptionText(adapters.Cut(s, 3000), false), slack.MsgOptionTS(t.Thread))
 		return err
 	})
 }
