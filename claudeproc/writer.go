@@ -71,15 +71,19 @@ func (p *Process) Send(m UserMessage) error {
 	} else if m.Text == "" {
 		return errors.New("send message: empty message")
 	}
+	// The turn is marked before the line is written: the CLI may answer
+	// (and the reader mark the turn done) before Write returns.
+	was := p.InTurn()
+	p.setInTurn(true)
 	err := p.writeLine(wireUserOut{
 		Type:    "user",
 		Message: wireUserContent{Role: "user", Content: content},
 		UUID:    m.UUID,
 	})
 	if err != nil {
+		p.setInTurn(was)
 		return err
 	}
-	p.setInTurn(true)
 	return nil
 }
 
