@@ -93,8 +93,8 @@ type Adapter struct {
 	statuses    map[string]*statusMsg     // the open tool status message per thread key
 	toolRefs    map[string]toolRef        // tool line refs
 	prompts     map[id.EventID]*promptMsg // prompt and poll events
-	typing      map[id.RoomID]int
-	reported    map[string]bool // undecryptable sessions already reported
+	reported    map[string]bool           // undecryptable sessions already reported
+	direct      map[id.RoomID]bool
 	seq         int64
 	closeCrypto func()
 }
@@ -146,8 +146,8 @@ func New(cfg Config) (*Adapter, error) {
 		statuses: make(map[string]*statusMsg),
 		toolRefs: make(map[string]toolRef),
 		prompts:  make(map[id.EventID]*promptMsg),
-		typing:   make(map[id.RoomID]int),
 		reported: make(map[string]bool),
+		direct:   make(map[id.RoomID]bool),
 	}
 	a.cur = &cursor{state: cfg.State, account: cfg.UserID, now: cfg.Now}
 	cli.Store = a.cur

@@ -63,6 +63,14 @@ func TestInvitesMentionsAndThreads(t *testing.T) {
 	if reqs := h.api.Requests(); len(reqs) != 3 {
 		t.Errorf("model requests: %d, want 3 (hello, again, legacy)", len(reqs))
 	}
+
+	// A direct chat (alice and the bot alone): no mention needed.
+	dm := h.alice.CreateRoom(dendrite.RoomOptions{Invite: []id.UserID{h.botUser.ID}})
+	if !h.alice.WaitFor(wait, func() bool { return h.alice.Membership(dm, h.botUser.ID) == event.MembershipJoin }) {
+		t.Fatal("the bot did not join the direct chat")
+	}
+	direct := h.alice.SendText(dm, "hi without a mention", "", "")
+	h.waitBot(dm, direct, `ok: hi without a mention`)
 }
 
 func TestApprovalByReactionAndTyped(t *testing.T) {

@@ -80,6 +80,9 @@ func (a *Adapter) isOwnJoin(e *event.Event) bool {
 // onMember joins rooms the bot is invited to by someone allowed, and
 // rejects other invites.
 func (a *Adapter) onMember(ctx context.Context, evt *event.Event) {
+	a.mu.Lock()
+	delete(a.direct, evt.RoomID) // who is in the room changed
+	a.mu.Unlock()
 	if evt.GetStateKey() != a.me.String() || evt.Mautrix.EventSource&event.SourceInvite == 0 {
 		return
 	}
@@ -122,7 +125,8 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 		root = evt.ID
 	}
 	_, name := a.identity()
-	mentioned := a.mentions(c, name)
+	// In a room of two (a direct chat) every message is for the bot.
+	mentioned := a.mentions(c, name) || (root == evt.ID && a.isDirect(ctx, evt.RoomID))
 	ev := adapters.Event{
 		Kind:      adapters.EventMessage,
 		Thread:    threadRef(evt.RoomID, root),
@@ -364,4 +368,25 @@ func (a *Adapter) reportUndecryptable(ctx context.Context, evt *event.Event, key
 	if _, err := a.Post(ctx, threadRef(evt.RoomID, root), adapters.Message{Kind: adapters.KindNotice, Text: text, Error: true}); err != nil {
 		a.log.Warn("matrix: report undecryptable message", "err", err)
 	}
+}
+
+// isDirect reports whether the bot and one person are all a room's members,
+// cached until the membership changes.
+func (a *Adapter) isDirect(ctx context.Context, room id.RoomID) bool {
+	a.mu.Lock()
+	d, ok := a.direct[room]
+	a.mu.Unlock()
+	if ok {
+		return d
+	}
+	resp, err := a.cli.JoinedMembers(ctx, room)
+	if err != nil {
+		a.log.Debug("matrix: list members", "room", room, "err", err)
+		return false
+	}
+	d = len(resp.Joined) == 2
+	a.mu.Lock()
+	a.direct[room] = d
+	a.mu.Unlock()
+	return d
 }
