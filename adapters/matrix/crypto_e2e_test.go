@@ -42,6 +42,9 @@ func TestEncryptedRoomRoundTrip(t *testing.T) {
 	h.restart()
 	h.alice.SendText(room, "still there?", "", root)
 	h.waitBot(room, root, `ok: .*still there\?`)
+	if again, _, _ := h.st.ChatAccount(t.Context(), "matrix", h.botUser.ID.String()); again.RecoveryKey != acct.RecoveryKey || again.DeviceID != acct.DeviceID {
+		t.Errorf("cross-signing or device changed on restart: %+v, was %+v", again, acct)
+	}
 }
 
 func TestUndecryptableMessageIsReportedOnce(t *testing.T) {

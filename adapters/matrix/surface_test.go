@@ -87,6 +87,16 @@ func TestApprovalByReactionAndTyped(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.dir, "made.txt")); err == nil {
 		t.Fatal("bob's reaction ran the command")
 	}
+	refused := false
+	log, err := h.st.AuditLog(t.Context(), "matrix/"+room.String()+"/"+root.String(), 100)
+	for _, e := range log {
+		if e.UserID == h.bob.User.ID.String() && e.Action == "refused" && !e.Allowed {
+			refused = true
+		}
+	}
+	if !refused {
+		t.Errorf("bob's reaction was not recorded as refused: %+v %v", log, err)
+	}
 	h.alice.React(room, prompt, "✅")
 	h.waitBot(room, root, `Allowed by @alice`)
 	h.waitBot(room, root, `tool result: `)
