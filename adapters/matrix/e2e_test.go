@@ -108,6 +108,9 @@ func (h *harness) start() {
 		h.t.Fatal(err)
 	}
 	b.AddAdapter(ad)
+	if err := ad.Connect(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
 	if err := b.Recover(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}

@@ -82,8 +82,8 @@ type Adapter struct {
 	cur *cursor
 	ed  *editor
 
-	ready     chan struct{}
-	readyOnce sync.Once
+	ready     chan struct{} // closed once connected
+	connectMu sync.Mutex
 
 	mu          sync.Mutex
 	deliver     func(context.Context, adapters.Event) error
@@ -174,13 +174,17 @@ func (a *Adapter) Close() {
 	}
 }
 
-// Run logs in (or reuses the stored login), sets up encryption, and syncs
-// until ctx ends, delivering events to the bot. A sync that fails is
-// retried from the last position whose events were all delivered.
-func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
-	a.mu.Lock()
-	a.deliver = deliver
-	a.mu.Unlock()
+// Connect logs in (or reuses the stored login) and sets up encryption; it
+// does not sync yet. Call it before the bot's Recover, which edits prompts
+// left open by a previous run; Run calls it if it was not called.
+func (a *Adapter) Connect(ctx context.Context) error {
+	a.connectMu.Lock()
+	defer a.connectMu.Unlock()
+	select {
+	case <-a.ready:
+		return nil
+	default:
+	}
 	acct, err := a.login(ctx)
 	if err != nil {
 		return err
@@ -198,8 +202,21 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 	if err := a.setupCrypto(ctx, acct); err != nil {
 		return err
 	}
-	a.readyOnce.Do(func() { close(a.ready) })
+	close(a.ready)
 	a.log.Info("matrix: connected", "user", a.me, "device", a.cli.DeviceID, "encryption", a.encrypted)
+	return nil
+}
+
+// Run connects (see Connect) and syncs until ctx ends, delivering events
+// to the bot. A sync that fails is retried from the last position whose
+// events were all delivered.
+func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
+	a.mu.Lock()
+	a.deliver = deliver
+	a.mu.Unlock()
+	if err := a.Connect(ctx); err != nil {
+		return err
+	}
 
 	backoff := time.Second
 	for {

@@ -352,3 +352,70 @@ func fileHas(path string, want []byte) bool {
 	b, err := os.ReadFile(path)
 	return err == nil && string(b) == string(want)
 }
+
+// TestPendingApprovalExpiresOnRestart: an approval left open by a stopped
+// bot shows as expired after the restart, and its reactions are withdrawn.
+func TestPendingApprovalExpiresOnRestart(t *testing.T) {
+	h := newHarness(t, options{})
+	room := h.room(false)
+	root := h.mention(h.alice, room, "run touch late.txt")
+	prompt := h.waitPrompt(room, root, "")
+	h.restart()
+	if !h.alice.WaitFor(wait, func() bool {
+		for _, m := range h.alice.Thread(room, root) {
+			if m.ID == prompt && strings.Contains(m.Body, "Expired") {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("the open prompt was not shown as expired:\n%s", h.dump(room, root))
+	}
+	if !h.alice.WaitFor(wait, func() bool { return len(h.ownReactions(room, prompt)) == 0 }) {
+		t.Errorf("the bot's reactions stay on an expired prompt: %v", h.ownReactions(room, prompt))
+	}
+	h.alice.React(room, prompt, "✅")
+	h.alice.SendText(room, "hello again", "", root)
+	h.waitBot(room, root, `ok: .*hello again`)
+	if _, err := os.Stat(filepath.Join(h.dir, "late.txt")); !os.IsNotExist(err) {
+		t.Errorf("a click on an expired prompt ran the command: %v", err)
+	}
+}
+
+func TestQuestionsWithSeveralPartsAndMultiSelect(t *testing.T) {
+	h := newHarness(t, options{})
+	room := h.room(false)
+	root := h.mention(h.alice, room, "ask two")
+	var polls []dendrite.Message
+	if !h.alice.WaitFor(wait, func() bool { polls = h.polls(room, root); return len(polls) == 2 }) {
+		t.Fatalf("want a poll per question:\n%s", h.dump(room, root))
+	}
+	second := polls[0]
+	if !strings.Contains(second.Body, "How many?") {
+		second = polls[1]
+	}
+	first := polls[0]
+	if first.ID == second.ID {
+		first = polls[1]
+	}
+	h.alice.VotePoll(room, second.ID, "o2")
+	h.waitBot(room, root, `Still to answer: Which one\?`)
+	h.alice.VotePoll(room, first.ID, "o1")
+	h.waitBot(room, root, `Answered by @alice:\S+: Red; Two`)
+	h.waitBot(room, root, `tool result: .*"Which one\?"="Red".*"How many\?"="Two"`)
+	for _, p := range polls {
+		if !h.alice.WaitFor(wait, func() bool { return h.pollEnded(room, p.ID) }) {
+			t.Errorf("poll %s not ended", p.ID)
+		}
+	}
+
+	// Multi-select: no poll (a vote would count at its first click); typed.
+	h.alice.SendText(room, "ask multi", "", root)
+	h.waitBot(room, root, `several answers possible`)
+	if n := len(h.polls(room, root)); n != 2 {
+		t.Errorf("%d polls after a multi-select question, want still 2", n)
+	}
+	h.alice.SendText(room, "1,3", "", root)
+	h.waitBot(room, root, `Answered by @alice:\S+: Logging, Tracing`)
+	h.waitBot(room, root, `tool result: .*"Which one\?"="Logging, Tracing"`)
+}

@@ -97,6 +97,11 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	if mx != nil {
 		mx.SetInvitePolicy(b.Allowed)
 		b.AddAdapter(mx)
+		// Logged in before Recover: it edits prompts a previous run left open.
+		if err := mx.Connect(ctx); err != nil {
+			log.Error("matrix", "err", err)
+			return 1
+		}
 	}
 	if err := b.Recover(ctx); err != nil {
 		log.Error("recover state", "err", err)

@@ -13,7 +13,8 @@ import (
 //   - after a tool ran: "tool result: <its output>";
 //   - "run <cmd>": a Bash call of cmd (which needs approval);
 //   - "ask one" / "ask many" / "ask multi": an AskUserQuestion (3 options,
-//     6 options, 3 options multi-select) asking "Which one?";
+//     6 options, 3 options multi-select) asking "Which one?"; "ask two" asks
+//     "Which one?" (Red, Blue, Green) and "How many?" (One, Two);
 //   - "slow…": a text that stops after its first delta until hold closes;
 //   - "long [n]": LongAnswer(n) (default 60 000) streamed fast;
 //   - "stream <n>": LongAnswer(n) at a model's pace (40 characters / 20 ms);
@@ -41,6 +42,12 @@ func ChatScript(hold <-chan struct{}) Script {
 			return Reply{Blocks: []Block{ToolUse("AskUserQuestion", Question(false, "Red", "Blue", "Green"))}}
 		case last == "ask many":
 			return Reply{Blocks: []Block{ToolUse("AskUserQuestion", Question(false, "a1", "a2", "a3", "a4", "a5", "a6"))}}
+		case last == "ask two":
+			q := Question(false, "Red", "Blue", "Green")
+			q2 := Question(false, "One", "Two")["questions"].([]map[string]any)[0]
+			q2["question"], q2["header"] = "How many?", "Count"
+			q["questions"] = append(q["questions"].([]map[string]any), q2)
+			return Reply{Blocks: []Block{ToolUse("AskUserQuestion", q)}}
 		case last == "ask multi":
 			return Reply{Blocks: []Block{ToolUse("AskUserQuestion", Question(true, "Logging", "Metrics", "Tracing"))}}
 		case strings.HasPrefix(last, "slow"):

@@ -1,0 +1,111 @@
+package matrix
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/store"
+)
+
+// fakeSend is a homeserver that takes /send and can answer 429 first.
+type fakeSend struct {
+	mu      sync.Mutex
+	bodies  []map[string]any
+	limited int // answer this many requests with 429 first
+}
+
+func (f *fakeSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/send/") {
+		http.NotFound(w, r)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.limited > 0 {
+		f.limited--
+		w.Header().Set("Retry-After", "0")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"errcode":"M_LIMIT_EXCEEDED","error":"slow down","retry_after_ms":10}`)
+		return
+	}
+	var m map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&m)
+	f.bodies = append(f.bodies, m)
+	io.WriteString(w, `{"event_id":"$sent`+strings.Repeat("x", len(f.bodies))+`"}`)
+}
+
+func (f *fakeSend) sent() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.bodies...)
+}
+
+func connectedAdapter(t *testing.T, hs http.Handler, interval time.Duration) *Adapter {
+	t.Helper()
+	srv := httptest.NewServer(hs)
+	t.Cleanup(srv.Close)
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a, err := New(Config{Homeserver: srv.URL, UserID: me, AccessToken: "tok", State: st, EditInterval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.cli.AccessToken = "tok"
+	close(a.ready) // as if Connect had run
+	return a
+}
+
+func newBody(m map[string]any) string {
+	nc, _ := m["m.new_content"].(map[string]any)
+	s, _ := nc["body"].(string)
+	return s
+}
+
+func TestEditorCoalescesAndAlwaysSendsTheLast(t *testing.T) {
+	hs := &fakeSend{}
+	a := connectedAdapter(t, hs, 200*time.Millisecond)
+	const room, ev = id.RoomID("!r:example.org"), id.EventID("$live")
+	for i := 1; i <= 50; i++ {
+		a.ed.set(room, ev, editContent(ev, content(strings.Repeat("word ", i))))
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.Close() // sends what is pending
+	got := hs.sent()
+	if len(got) == 0 || len(got) > 4 {
+		t.Fatalf("%d edits for 50 updates in ~250 ms at one per 200 ms", len(got))
+	}
+	if last := newBody(got[len(got)-1]); last != strings.TrimSpace(strings.Repeat("word ", 50)) && last != strings.Repeat("word ", 50) {
+		t.Errorf("last edit %q is not the last content", last)
+	}
+	if a.Edits() != len(got) {
+		t.Errorf("Edits() = %d, sent %d", a.Edits(), len(got))
+	}
+}
+
+func TestEditorWaitsOutRateLimits(t *testing.T) {
+	hs := &fakeSend{limited: 2}
+	a := connectedAdapter(t, hs, 10*time.Millisecond)
+	const room, ev = id.RoomID("!r:example.org"), id.EventID("$live")
+	a.ed.set(room, ev, editContent(ev, content("final words")))
+	deadline := time.Now().Add(30 * time.Second)
+	for len(hs.sent()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.Close()
+	got := hs.sent()
+	if len(got) != 1 || newBody(got[0]) != "final words" {
+		t.Fatalf("after two 429s: %v", got)
+	}
+}
