@@ -13,6 +13,7 @@ import (
 
 	"maunium.net/go/mautrix/id"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -20,10 +21,20 @@ import (
 type fakeSend struct {
 	mu      sync.Mutex
 	bodies  []map[string]any
+	typing  []bool
 	limited int // answer this many requests with 429 first
 }
 
 func (f *fakeSend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/typing/") {
+		var m struct{ Typing bool }
+		_ = json.NewDecoder(r.Body).Decode(&m)
+		f.mu.Lock()
+		f.typing = append(f.typing, m.Typing)
+		f.mu.Unlock()
+		io.WriteString(w, `{}`)
+		return
+	}
 	if r.Method != http.MethodPut || !strings.Contains(r.URL.Path, "/send/") {
 		http.NotFound(w, r)
 		return
@@ -108,4 +119,32 @@ func TestEditorWaitsOutRateLimits(t *testing.T) {
 	if len(got) != 1 || newBody(got[0]) != "final words" {
 		t.Fatalf("after two 429s: %v", got)
 	}
+}
+
+func TestTypingLastsWhileAnyThreadOfTheRoomIsBusy(t *testing.T) {
+	hs := &fakeSend{}
+	a := connectedAdapter(t, hs, time.Second)
+	t1 := adapters.ThreadRef{Platform: Platform, Channel: "!r:example.org", Thread: "$a"}
+	t2 := t1
+	t2.Thread = "$b"
+	typing := func() []bool {
+		hs.mu.Lock()
+		defer hs.mu.Unlock()
+		return append([]bool(nil), hs.typing...)
+	}
+	_ = a.SetStatus(t.Context(), t1, "is thinking…")
+	_ = a.SetStatus(t.Context(), t2, "is thinking…")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(typing()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	_ = a.SetStatus(t.Context(), t1, "")
+	if got := typing(); len(got) != 1 || !got[0] {
+		t.Fatalf("typing notices %v, want one 'typing' while a thread is still busy", got)
+	}
+	_ = a.SetStatus(t.Context(), t2, "")
+	if got := typing(); len(got) != 2 || got[1] {
+		t.Fatalf("typing notices %v, want it cleared when the last thread is done", got)
+	}
+	a.Close() // the renewer ends
 }

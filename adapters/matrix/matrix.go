@@ -95,6 +95,11 @@ type Adapter struct {
 	prompts     map[id.EventID]*promptMsg // prompt and poll events
 	reported    map[string]bool           // undecryptable sessions already reported
 	direct      map[id.RoomID]bool
+	typing      map[id.RoomID]map[string]bool // threads with a turn running, per room
+
+	closing     chan struct{} // closed by Close: background work ends
+	closeOnce   sync.Once
+	wg          sync.WaitGroup
 	seq         int64
 	closeCrypto func()
 }
@@ -148,6 +153,8 @@ func New(cfg Config) (*Adapter, error) {
 		prompts:  make(map[id.EventID]*promptMsg),
 		reported: make(map[string]bool),
 		direct:   make(map[id.RoomID]bool),
+		typing:   make(map[id.RoomID]map[string]bool),
+		closing:  make(chan struct{}),
 	}
 	a.cur = &cursor{state: cfg.State, account: cfg.UserID, now: cfg.Now}
 	cli.Store = a.cur
@@ -164,6 +171,8 @@ func (a *Adapter) EditInterval() time.Duration { return a.cfg.EditInterval }
 // Close sends the edits still pending (for at most 30 s) and closes the
 // crypto store. Call it after the bot has shut down.
 func (a *Adapter) Close() {
+	a.closeOnce.Do(func() { close(a.closing) })
+	a.wg.Wait()
 	a.ed.close()
 	a.mu.Lock()
 	closeCrypto := a.closeCrypto
