@@ -3,6 +3,7 @@
 package matrix_test
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -28,6 +29,23 @@ func TestEncryptedRoomRoundTrip(t *testing.T) {
 	h.alice.React(room, prompt, "✅")
 	h.waitBot(room, root, `Allowed by @alice`)
 	h.waitBot(room, root, `tool result: `)
+
+	// A long tool output goes up as an encrypted file.
+	h.alice.SendText(room, "run seq 1 3000", "", root)
+	file := h.waitBot(room, root, `^bash-output\.txt$`)
+	var ef event.EncryptedFileInfo
+	raw, _ := json.Marshal(file.Raw["file"])
+	if err := json.Unmarshal(raw, &ef); err != nil || ef.URL == "" || file.Raw["url"] != nil {
+		t.Fatalf("not an encrypted attachment: %v (%v)", file.Raw, err)
+	}
+	uri, _ := ef.URL.Parse()
+	data, err := h.alice.Matrix.DownloadBytes(t.Context(), uri)
+	if err == nil {
+		err = ef.DecryptInPlace(data)
+	}
+	if err != nil || !strings.Contains(string(data), "\n3000") {
+		t.Errorf("encrypted tool output: %v, %.40q", err, data)
+	}
 
 	// Cross-signing was set up once, and its recovery key kept.
 	acct, ok, err := h.st.ChatAccount(t.Context(), "matrix", h.botUser.ID.String())

@@ -68,7 +68,11 @@ func (a *Adapter) send(ctx context.Context, room id.RoomID, c any) (id.EventID, 
 // Post implements adapters.Adapter.
 func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
 	if m.Kind == adapters.KindTool {
-		return a.postTool(ctx, t, m.Tool)
+		ref, err := a.postTool(ctx, t, m.Tool)
+		if err == nil && longOutput(m.Tool) {
+			a.uploadOutput(ctx, t, m.Tool)
+		}
+		return ref, err
 	}
 	a.closeStatus(t)
 	p := &post{thread: t}
@@ -87,7 +91,13 @@ func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mes
 // latest content always lands, intermediate ones may be skipped.
 func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
 	if m.Kind == adapters.KindTool {
-		return a.editTool(ref, m.Tool)
+		if err := a.editTool(ref, m.Tool); err != nil {
+			return err
+		}
+		if longOutput(m.Tool) {
+			a.uploadOutput(ctx, ref.Thread, m.Tool)
+		}
+		return nil
 	}
 	a.mu.Lock()
 	p := a.posts[ref.ID]

@@ -419,3 +419,26 @@ func TestQuestionsWithSeveralPartsAndMultiSelect(t *testing.T) {
 	h.waitBot(room, root, `Answered by @alice:\S+: Logging, Tracing`)
 	h.waitBot(room, root, `tool result: .*"Which one\?"="Logging, Tracing"`)
 }
+
+func TestLongToolOutputGoesUpAsAFile(t *testing.T) {
+	h := newHarness(t, options{})
+	room := h.room(false)
+	// Claude Code runs seq without asking (a read-only command).
+	root := h.mention(h.alice, room, "run seq 1 3000")
+	file := h.waitBot(room, root, `^bash-output\.txt$`)
+	if file.MsgType != event.MsgFile {
+		t.Fatalf("msgtype %s", file.MsgType)
+	}
+	url, _ := file.Raw["url"].(string)
+	uri, err := id.ContentURIString(url).Parse()
+	if err != nil {
+		t.Fatalf("file url %q: %v", url, err)
+	}
+	data, err := h.alice.Matrix.DownloadBytes(t.Context(), uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "1\n2\n3\n") || !strings.Contains(string(data), "\n3000") {
+		t.Errorf("file holds %d bytes: %.40q…", len(data), data)
+	}
+}
