@@ -40,6 +40,10 @@ import (
 // Platform is the ThreadRef.Platform of Matrix threads.
 const Platform = "matrix"
 
+// httpRetries: failed requests (network errors, 429 rate limits, 5xx) are
+// retried by mautrix, waiting as the server asks or with a growing backoff.
+const httpRetries = 4
+
 // State is what the adapter keeps between runs; *store.Store implements it.
 type State interface {
 	ChatAccount(ctx context.Context, platform, account string) (store.ChatAccount, bool, error)
@@ -139,8 +143,7 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("matrix: MATRIX_HOMESERVER %q: %w", cfg.Homeserver, err)
 	}
 	cli.Client = cfg.HTTPClient
-	// Rate limits (429) are waited out and retried by mautrix.
-	cli.DefaultHTTPRetries = 4
+	cli.DefaultHTTPRetries = httpRetries
 	a := &Adapter{
 		cfg:      cfg,
 		log:      cfg.Logger.With("adapter", Platform),
@@ -194,6 +197,9 @@ func (a *Adapter) Connect(ctx context.Context) error {
 		return nil
 	default:
 	}
+	// A homeserver that is down or misnamed at start fails at once, not
+	// after a minute of retries; once connected, requests are retried.
+	a.cli.DefaultHTTPRetries = 0
 	acct, err := a.login(ctx)
 	if err != nil {
 		return err
@@ -211,6 +217,7 @@ func (a *Adapter) Connect(ctx context.Context) error {
 	if err := a.setupCrypto(ctx, acct); err != nil {
 		return err
 	}
+	a.cli.DefaultHTTPRetries = httpRetries // before anything else may send
 	close(a.ready)
 	a.log.Info("matrix: connected", "user", a.me, "device", a.cli.DeviceID, "encryption", a.encrypted)
 	return nil

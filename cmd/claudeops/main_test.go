@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/testcli"
 )
 
@@ -64,12 +65,41 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
+func TestMatrixConfigErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		env  []string
+		code int
+		want string
+	}{
+		{"no user", []string{"MATRIX_HOMESERVER=http://127.0.0.1:1"}, 78, "MATRIX_USER_ID is required"},
+		{"no credentials", []string{"MATRIX_HOMESERVER=http://127.0.0.1:1", "MATRIX_USER_ID=@bot:example.org"}, 78, "MATRIX_ACCESS_TOKEN"},
+		{"not a user id", []string{"MATRIX_HOMESERVER=http://127.0.0.1:1", "MATRIX_USER_ID=bot", "MATRIX_ACCESS_TOKEN=t"}, 78, "is not a user id"},
+		{"homeserver unreachable", []string{"MATRIX_HOMESERVER=http://127.0.0.1:1", "MATRIX_USER_ID=@bot:example.org", "MATRIX_ACCESS_TOKEN=t"}, 1, "matrix"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			env := append([]string{"CLAUDEOPS_CLAUDE_BIN=" + fakeCLI(t, "2.1.330"), "PATH=" + os.Getenv("PATH"),
+				"CLAUDEOPS_DB=" + filepath.Join(t.TempDir(), "db")}, tt.env...)
+			code := run(nil, env, strings.NewReader(""), &out, &errb)
+			if code != tt.code || !strings.Contains(errb.String(), tt.want) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s", code, tt.code, tt.want, errb.String())
+			}
+		})
+	}
+}
+
 // TestVersionPinsAgree: the CLI version is pinned in four places; they must
 // not drift apart.
 func TestVersionPinsAgree(t *testing.T) {
 	want := claudeproc.TestedVersion.String()
 	if testcli.Version != want {
 		t.Errorf("testcli.Version %s != claudeproc.TestedVersion %s", testcli.Version, want)
+	}
+	b, err := os.ReadFile("../../scripts/dendrite")
+	if m := regexp.MustCompile(`VERSION=(\S+)`).FindSubmatch(b); err != nil || m == nil || string(m[1]) != dendrite.Version {
+		t.Errorf("scripts/dendrite pins %q, internal/dendrite.Version is %s (%v)", m, dendrite.Version, err)
 	}
 	for file, re := range map[string]string{
 		"../../Dockerfile":   `ARG CLAUDE_CLI_VERSION=(\S+)`,
