@@ -58,20 +58,25 @@ ON CONFLICT (platform, account) DO UPDATE SET server = excluded.server, device_i
 // and the server-side filter it syncs with.
 type SyncCursor struct {
 	NextBatch, FilterID string
+	// At is when the cursor was saved (read back; SaveSyncCursor takes it
+	// as an argument).
+	At time.Time
 }
 
 // SyncCursor loads an account's cursor; the zero cursor when there is none.
 func (s *Store) SyncCursor(ctx context.Context, platform, account string) (SyncCursor, error) {
 	var c SyncCursor
+	var at sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `
-SELECT next_batch, filter_id FROM sync_cursors WHERE platform = ? AND account = ?`, platform, account).
-		Scan(&c.NextBatch, &c.FilterID)
+SELECT next_batch, filter_id, updated_at FROM sync_cursors WHERE platform = ? AND account = ?`, platform, account).
+		Scan(&c.NextBatch, &c.FilterID, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return SyncCursor{}, nil
 	}
 	if err != nil {
 		return SyncCursor{}, fmt.Errorf("load %s sync cursor of %s: %w", platform, account, err)
 	}
+	c.At = timeOf(at)
 	return c, nil
 }
 

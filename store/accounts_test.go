@@ -35,8 +35,9 @@ func TestSyncCursors(t *testing.T) {
 	if c, err := s.SyncCursor(ctx, "matrix", "@bot:hs"); err != nil || c != (SyncCursor{}) {
 		t.Fatalf("empty store: %+v, %v", c, err)
 	}
-	for _, c := range []SyncCursor{{NextBatch: "s1", FilterID: "f"}, {NextBatch: "s2", FilterID: "f"}} {
-		if err := s.SaveSyncCursor(ctx, "matrix", "@bot:hs", c, time.Now()); err != nil {
+	at := time.UnixMilli(1_700_000_000_000).UTC()
+	for _, c := range []SyncCursor{{NextBatch: "s1", FilterID: "f", At: at}, {NextBatch: "s2", FilterID: "f", At: at.Add(time.Second)}} {
+		if err := s.SaveSyncCursor(ctx, "matrix", "@bot:hs", c, c.At); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := s.SyncCursor(ctx, "matrix", "@bot:hs"); err != nil || got != c {

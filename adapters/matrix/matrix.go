@@ -71,10 +71,13 @@ type Config struct {
 	// EditInterval is the least time between two edits of one message
 	// (default 1.5 s: Synapse's default rate limit is 0.2/s with a burst of 10).
 	EditInterval time.Duration
-	State        State
-	HTTPClient   *http.Client
-	Logger       *slog.Logger
-	Now          func() time.Time
+	// TimelineLimit is how many events of a room one sync returns (default
+	// 100); more are fetched page by page (see backfill).
+	TimelineLimit int
+	State         State
+	HTTPClient    *http.Client
+	Logger        *slog.Logger
+	Now           func() time.Time
 }
 
 // Adapter is the Matrix adapter. Create it with New, then Run it.
@@ -128,6 +131,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.EditInterval <= 0 {
 		cfg.EditInterval = 1500 * time.Millisecond
+	}
+	if cfg.TimelineLimit <= 0 {
+		cfg.TimelineLimit = 100
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -210,7 +216,7 @@ func (a *Adapter) Connect(ctx context.Context) error {
 		a.mu.Unlock()
 	}
 	syncer := mautrix.NewDefaultSyncer()
-	syncer.FilterJSON = &mautrix.Filter{Room: &mautrix.RoomFilter{Timeline: &mautrix.FilterPart{Limit: 100}}}
+	syncer.FilterJSON = &mautrix.Filter{Room: &mautrix.RoomFilter{Timeline: &mautrix.FilterPart{Limit: a.cfg.TimelineLimit}}}
 	syncer.OnSync(a.dropHistory)
 	a.cli.Syncer = &trackingSyncer{DefaultSyncer: syncer, cur: a.cur}
 	a.register(syncer)
@@ -328,8 +334,9 @@ type cursor struct {
 	now     func() time.Time
 
 	mu        sync.Mutex
-	next      string // what mautrix syncs from
-	durable   string // what a restart syncs from
+	next      string    // what mautrix syncs from
+	durable   string    // what a restart syncs from
+	durableAt time.Time // when durable was saved
 	filterID  string
 	loaded    bool
 	deliverOK bool // every delivery of the current response succeeded
@@ -343,7 +350,7 @@ func (c *cursor) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("matrix: load the sync position: %w", err)
 	}
-	c.next, c.durable, c.filterID, c.loaded = sc.NextBatch, sc.NextBatch, sc.FilterID, true
+	c.next, c.durable, c.durableAt, c.filterID, c.loaded = sc.NextBatch, sc.NextBatch, sc.At, sc.FilterID, true
 	return nil
 }
 
@@ -398,11 +405,19 @@ func (c *cursor) commit(ctx context.Context, token string) error {
 	if token == c.durable {
 		return nil
 	}
-	if err := c.state.SaveSyncCursor(ctx, Platform, c.account, store.SyncCursor{NextBatch: token, FilterID: c.filterID}, c.now()); err != nil {
+	at := c.now()
+	if err := c.state.SaveSyncCursor(ctx, Platform, c.account, store.SyncCursor{NextBatch: token, FilterID: c.filterID}, at); err != nil {
 		return err
 	}
-	c.durable = token
+	c.durable, c.durableAt = token, at
 	return nil
+}
+
+// savedAt is when the position a response was synced from was saved.
+func (c *cursor) savedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.durableAt
 }
 
 // rewind makes the next sync start from the durable position.

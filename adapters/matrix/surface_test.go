@@ -1,6 +1,7 @@
 package matrix_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
+	"github.com/claudeops/claudeops/adapters/matrix"
+	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/internal/dendrite"
 )
 
@@ -440,5 +443,38 @@ func TestLongToolOutputGoesUpAsAFile(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(data), "1\n2\n3\n") || !strings.Contains(string(data), "\n3000") {
 		t.Errorf("file holds %d bytes: %.40q…", len(data), data)
+	}
+}
+
+// TestRestartAfterABusyDowntime: more was said while the bot was down than
+// one sync returns (the timeline is "limited"); the rest is fetched, and
+// every message reaches Claude once.
+func TestRestartAfterABusyDowntime(t *testing.T) {
+	h := newHarness(t, options{mod: func(_ *bot.Config, mc *matrix.Config) { mc.TimelineLimit = 3 }})
+	room := h.room(false)
+	root := h.mention(h.alice, room, "hello")
+	h.waitBot(room, root, `^ok: hello$`)
+	h.waitBot(room, root, `✓ .* turn`)
+	h.stop()
+	for i := 1; i <= 8; i++ {
+		h.alice.SendText(room, fmt.Sprintf("note %d", i), "", root)
+	}
+	h.start()
+	seen := func() map[string]int {
+		n := map[string]int{}
+		for _, r := range h.api.Requests() {
+			for i := 1; i <= 8; i++ {
+				if strings.Contains(r.LastUserText(), fmt.Sprintf("note %d", i)) {
+					n[fmt.Sprintf("note %d", i)]++
+				}
+			}
+		}
+		return n
+	}
+	if !h.alice.WaitFor(wait, func() bool { return len(seen()) == 8 }) {
+		t.Fatalf("Claude got %v of 8 notes sent while the bot was down:\n%s", seen(), h.dump(room, root))
+	}
+	if n := len(h.botMessages(room, root, `^ok: hello$`)); n != 1 {
+		t.Errorf("the first answer was posted %d times", n)
 	}
 }

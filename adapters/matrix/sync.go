@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"html"
 	"regexp"
+	"slices"
 	"strings"
+	"time"
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
@@ -27,7 +29,7 @@ func (a *Adapter) register(s *mautrix.DefaultSyncer) {
 // of the very first sync (since == "": old messages), and in a room it has
 // just joined, what came before its join. State events stay: the state and
 // crypto stores need them. Invites stay too.
-func (a *Adapter) dropHistory(_ context.Context, resp *mautrix.RespSync, since string) bool {
+func (a *Adapter) dropHistory(ctx context.Context, resp *mautrix.RespSync, since string) bool {
 	for roomID, room := range resp.Rooms.Join {
 		evts := room.Timeline.Events
 		cut := -1
@@ -41,6 +43,10 @@ func (a *Adapter) dropHistory(_ context.Context, resp *mautrix.RespSync, since s
 			}
 		}
 		if cut < 0 {
+			if room.Timeline.Limited && since != "" {
+				// More happened while the bot was away than one sync holds.
+				room.Timeline.Events = a.backfill(ctx, roomID, room.Timeline.PrevBatch, since, evts)
+			}
 			continue
 		}
 		kept := evts[:0:0]
@@ -60,6 +66,58 @@ func (a *Adapter) dropHistory(_ context.Context, resp *mautrix.RespSync, since s
 		}
 	}
 	return true
+}
+
+// Backfill bounds: pages of /messages fetched for one room's gap, and the
+// clock skew allowed between the homeserver and the bot.
+const (
+	backfillPages = 20
+	backfillSkew  = 5 * time.Minute
+)
+
+// backfill fetches what a limited sync timeline left out: the events from
+// the position the bot synced from (since) to the timeline's start, oldest
+// first, followed by the timeline. Events older than that position's save
+// time (with some skew) are not taken, so a server that ignores "to" cannot
+// make the bot act on old history; ids already in the timeline are skipped.
+func (a *Adapter) backfill(ctx context.Context, room id.RoomID, from, since string, timeline []*event.Event) []*event.Event {
+	seen := make(map[id.EventID]bool, len(timeline))
+	for _, e := range timeline {
+		seen[e.ID] = true
+	}
+	oldest := a.cur.savedAt().Add(-backfillSkew).UnixMilli()
+	var got []*event.Event // newest first
+	for page := 0; page < backfillPages && from != ""; page++ {
+		resp, err := a.cli.Messages(ctx, room, from, since, mautrix.DirectionBackward, nil, 100)
+		if err != nil {
+			a.log.Warn("matrix: fetch the messages a sync left out", "room", room, "err", err)
+			break
+		}
+		done := len(resp.Chunk) == 0 || resp.End == "" || resp.End == from
+		for _, e := range resp.Chunk {
+			if e.Timestamp < oldest {
+				done = true
+				break
+			}
+			if !seen[e.ID] {
+				seen[e.ID] = true
+				e.RoomID = room
+				got = append(got, e)
+			}
+		}
+		if done {
+			break
+		}
+		from = resp.End
+		if page == backfillPages-1 {
+			a.log.Warn("matrix: a gap too long to fetch whole; older messages are skipped", "room", room, "fetched", len(got))
+		}
+	}
+	if len(got) > 0 {
+		a.log.Info("matrix: fetched messages a sync left out", "room", room, "events", len(got))
+	}
+	slices.Reverse(got)
+	return append(got, timeline...)
 }
 
 // isOwnJoin: the bot's membership became join (not a profile change).
