@@ -50,6 +50,9 @@ type worker struct {
 	log     *slog.Logger
 	ad      adapters.Adapter
 	mailbox chan *input
+	// life ends when the bot shuts down: waits (for a session slot) and
+	// starting claude use it; handling what arrived does not (see run).
+	life context.Context
 	// pendingInputs counts inputs queued or being queued, so the bot never
 	// retires a worker that has work coming.
 	pendingInputs atomic.Int64
@@ -96,6 +99,7 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		log:        b.log.With("thread", ref.Key()),
 		ad:         b.adapter(ref.Platform),
 		mailbox:    make(chan *input, b.cfg.MailboxSize),
+		life:       b.runCtx,
 		queued:     make(map[string]*queuedPrompt),
 		tools:      make(map[string]*toolLine),
 		toolInputs: make(map[string]json.RawMessage),
@@ -130,10 +134,19 @@ func (w *worker) hasPendingPrompts() bool {
 func (w *worker) run(ctx context.Context) {
 	w.idleTimer = time.NewTimer(workerLinger)
 	defer w.idleTimer.Stop()
+	// ctx ending means: stop. What is being handled when it ends (a result,
+	// its footer, the thread's record) still completes; the adapters and
+	// the store bound each call by their own timeouts.
+	w.life = ctx
+	work := context.WithoutCancel(ctx)
 	for {
 		var idleC <-chan time.Time
 		if w.quiet() {
 			idleC = w.idleTimer.C
+		}
+		if ctx.Err() != nil {
+			w.stop("the bot is shutting down")
+			return
 		}
 		select {
 		case <-ctx.Done():
@@ -141,18 +154,18 @@ func (w *worker) run(ctx context.Context) {
 			return
 		case in := <-w.mailbox:
 			w.pendingInputs.Add(-1)
-			w.handleInput(ctx, in)
+			w.handleInput(work, in)
 		case ev, ok := <-w.events:
 			if !ok {
 				w.events = nil
 				continue
 			}
-			w.handleProc(ctx, ev)
+			w.handleProc(work, ev)
 		case <-w.flushC:
 			w.flushC, w.flushTimer = nil, nil
-			w.flush(ctx, false)
+			w.flush(work, false)
 		case <-w.tickC:
-			w.tick(ctx)
+			w.tick(work)
 		case <-idleC:
 			if w.proc != nil {
 				w.log.Info("idle session reaped", "after", w.b.cfg.IdleTimeout)
@@ -282,7 +295,7 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		}
 	}
 	if err := w.ensureProcess(ctx); err != nil {
-		if ctx.Err() == nil {
+		if w.life.Err() == nil {
 			w.log.Error("start claude", "err", err)
 			w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
 		}
@@ -315,7 +328,8 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 		return nil
 	}
 	var queuedNotice *adapters.MessageRef
-	err := w.b.slots.acquire(ctx, w.key, func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
+	// Waiting for a slot, and starting claude, end with the bot.
+	err := w.b.slots.acquire(w.life, w.key, func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
 		ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice,
 			Text: fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", w.b.cfg.MaxSessions, pos)})
 		if err == nil {
@@ -336,7 +350,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	} else {
 		opts.Resume = w.thread.SessionID
 	}
-	p, err := w.b.start(ctx, opts)
+	p, err := w.b.start(w.life, opts)
 	if err != nil {
 		w.b.slots.release(w.key)
 		return err
