@@ -38,7 +38,8 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 	}
 	if err := helper.Init(ctx); err != nil {
 		_ = helper.Close()
-		return fmt.Errorf("matrix: start end-to-end encryption for device %s (the crypto store %s must belong to this device; log in again for a new one): %w",
+		return fmt.Errorf("matrix: start end-to-end encryption for device %s (the crypto state %s must belong to this device: "+
+			"for another device, move that file aside; for a device that already has keys, log in as a new device): %w",
 			a.cli.DeviceID, a.cfg.CryptoDB, err)
 	}
 	a.cli.Crypto = helper
@@ -48,9 +49,19 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 	a.mu.Unlock()
 
 	mach := helper.Machine()
-	has, _, err := mach.GetOwnVerificationStatus(ctx)
+	has, verified, err := mach.GetOwnVerificationStatus(ctx)
 	if err != nil {
 		a.log.Warn("matrix: check cross-signing", "err", err)
+		return nil
+	}
+	if has && !verified && acct.RecoveryKey != "" {
+		// A new device of an account with cross-signing (the old login was
+		// revoked): the kept recovery key signs it.
+		if err := mach.VerifyWithRecoveryKey(ctx, acct.RecoveryKey); err != nil {
+			a.log.Warn("matrix: sign the new device with the recovery key", "err", err)
+		} else {
+			a.log.Info("matrix: the new device is signed with the kept recovery key")
+		}
 		return nil
 	}
 	if has {

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -287,28 +288,37 @@ func (a *Adapter) login(ctx context.Context) (store.ChatAccount, error) {
 	case acct.AccessToken != "" && acct.Server == a.cfg.Homeserver:
 		// The stored password login: its device owns the crypto state.
 	default:
-		resp, err := a.cli.Login(ctx, &mautrix.ReqLogin{
-			Type:                     mautrix.AuthTypePassword,
-			Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: a.cfg.UserID},
-			Password:                 a.cfg.Password,
-			DeviceID:                 id.DeviceID(acct.DeviceID),
-			InitialDeviceDisplayName: "claudeops",
-		})
-		if err != nil {
-			return acct, fmt.Errorf("matrix: password login as %s: %w", a.cfg.UserID, err)
+		if err := a.passwordLogin(ctx, &acct); err != nil {
+			return acct, err
 		}
-		acct.AccessToken, acct.DeviceID = resp.AccessToken, resp.DeviceID.String()
 	}
 	a.cli.AccessToken = acct.AccessToken
-	if acct.DeviceID == "" {
-		who, err := a.cli.Whoami(ctx)
-		if err != nil {
-			return acct, fmt.Errorf("matrix: whoami: %w", err)
+	who, err := a.cli.Whoami(ctx)
+	if errors.Is(err, mautrix.MUnknownToken) && a.cfg.AccessToken == "" && a.cfg.Password != "" {
+		// The stored login was revoked (a logout, a password change): that
+		// device is gone, and its crypto state with it. Log in as a new
+		// device; setupCrypto starts its crypto state afresh and signs it
+		// with the kept recovery key.
+		a.log.Warn("matrix: the stored login was refused; logging in again as a new device", "old_device", acct.DeviceID)
+		a.retireCryptoDB(acct.DeviceID)
+		acct.DeviceID = ""
+		if err := a.passwordLogin(ctx, &acct); err != nil {
+			return acct, err
 		}
-		if who.UserID != a.me {
-			return acct, fmt.Errorf("matrix: the access token belongs to %s, not MATRIX_USER_ID %s", who.UserID, a.me)
-		}
+		a.cli.AccessToken = acct.AccessToken
+		who, err = a.cli.Whoami(ctx)
+	}
+	if err != nil {
+		return acct, fmt.Errorf("matrix: check the login (whoami): %w", err)
+	}
+	if who.UserID != a.me {
+		return acct, fmt.Errorf("matrix: the access token belongs to %s, not MATRIX_USER_ID %s", who.UserID, a.me)
+	}
+	switch {
+	case acct.DeviceID == "":
 		acct.DeviceID = who.DeviceID.String()
+	case who.DeviceID != "" && who.DeviceID.String() != acct.DeviceID:
+		return acct, fmt.Errorf("matrix: MATRIX_DEVICE_ID %s is not the access token's device (%s)", acct.DeviceID, who.DeviceID)
 	}
 	a.cli.DeviceID = id.DeviceID(acct.DeviceID)
 	acct.Server = a.cfg.Homeserver
@@ -317,6 +327,42 @@ func (a *Adapter) login(ctx context.Context) (store.ChatAccount, error) {
 		return acct, fmt.Errorf("matrix: store the login: %w", err)
 	}
 	return acct, nil
+}
+
+// passwordLogin logs in with MATRIX_PASSWORD, on acct's device if it has one.
+func (a *Adapter) passwordLogin(ctx context.Context, acct *store.ChatAccount) error {
+	resp, err := a.cli.Login(ctx, &mautrix.ReqLogin{
+		Type:                     mautrix.AuthTypePassword,
+		Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: a.cfg.UserID},
+		Password:                 a.cfg.Password,
+		DeviceID:                 id.DeviceID(acct.DeviceID),
+		InitialDeviceDisplayName: "claudeops",
+	})
+	if err != nil {
+		return fmt.Errorf("matrix: password login as %s: %w", a.cfg.UserID, err)
+	}
+	acct.AccessToken, acct.DeviceID = resp.AccessToken, resp.DeviceID.String()
+	return nil
+}
+
+// retireCryptoDB moves the crypto state of a device that no longer exists
+// aside (kept, not deleted: it holds the keys of past messages).
+func (a *Adapter) retireCryptoDB(device string) {
+	if a.cfg.CryptoDB == "" {
+		return
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		from := a.cfg.CryptoDB + suffix
+		if _, err := os.Stat(from); err != nil {
+			continue
+		}
+		to := strings.TrimSuffix(a.cfg.CryptoDB, ".db") + ".retired-" + device + ".db" + suffix
+		if err := os.Rename(from, to); err != nil {
+			a.log.Error("matrix: move the old crypto state aside", "from", from, "err", err)
+		} else if suffix == "" {
+			a.log.Warn("matrix: the old device's crypto state was moved aside", "file", to)
+		}
+	}
 }
 
 func (a *Adapter) identity() (deliver func(context.Context, adapters.Event) error, name string) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/id"
 
@@ -114,5 +115,51 @@ func TestMatrixFromEnvironment(t *testing.T) {
 	stop(cmd)
 	if again := device(); again != first {
 		t.Errorf("the restart logged in again: device %s, then %s", first, again)
+	}
+
+	// The login is revoked while the bot is down (a logout, a password
+	// change): it logs in again as a new device, signed with the recovery key.
+	revoke(t, srv.URL, botUser.ID, db)
+	alice.SendText(room, "after the logout", "", root)
+	cmd = start()
+	reply(room, root, "after the logout")
+	stop(cmd)
+	renewed := device()
+	if renewed == first {
+		t.Fatalf("still device %s after its login was revoked", first)
+	}
+	if !matrixadapter.EncryptionSupported() {
+		return
+	}
+	if _, err := os.Stat(strings.TrimSuffix(db, ".db") + ".matrix-crypto.retired-" + first + ".db"); err != nil {
+		t.Errorf("the old device's crypto state was not kept aside: %v", err)
+	}
+	keys, err := alice.Matrix.QueryKeys(context.Background(), &mautrix.ReqQueryKeys{DeviceKeys: mautrix.DeviceKeysRequest{botUser.ID: {id.DeviceID(renewed)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sigs := keys.DeviceKeys[botUser.ID][id.DeviceID(renewed)].Signatures[botUser.ID]; len(sigs) < 2 {
+		t.Errorf("the new device is not cross-signed: signatures %v", sigs)
+	}
+}
+
+// revoke logs the bot's stored login out on the homeserver.
+func revoke(t *testing.T, hs string, user id.UserID, db string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := st.ChatAccount(context.Background(), "matrix", user.String())
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := mautrix.NewClient(hs, user, a.AccessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Logout(context.Background()); err != nil {
+		t.Fatalf("log the bot out: %v", err)
 	}
 }
