@@ -243,9 +243,13 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 
 	backoff := time.Second
 	for {
+		began := time.Now()
 		err := a.cli.SyncWithContext(ctx)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if time.Since(began) > 5*time.Minute {
+			backoff = time.Second // it had been working: a new problem
 		}
 		if errors.Is(err, mautrix.MUnknownToken) {
 			return fmt.Errorf("matrix: the access token was refused (log in again): %w", err)
@@ -514,7 +518,7 @@ func (a *Adapter) deliverEvent(ctx context.Context, ev adapters.Event) {
 	}
 }
 
-// parseRoom and the thread helpers convert between ThreadRefs and ids.
+// threadRef is the ThreadRef of the thread rooted at root in room.
 func threadRef(room id.RoomID, root id.EventID) adapters.ThreadRef {
 	return adapters.ThreadRef{Platform: Platform, Channel: room.String(), Thread: root.String()}
 }
@@ -522,11 +526,9 @@ func threadRef(room id.RoomID, root id.EventID) adapters.ThreadRef {
 // cleanKey normalises a reaction key: no variation selectors.
 func cleanKey(k string) string { return strings.ReplaceAll(k, "\ufe0f", "") }
 
-// event types polls use besides mautrix's unstable ones.
-var (
-	eventStablePollResponse = event.Type{Type: "m.poll.response", Class: event.MessageEventType}
-	eventPollEnd            = event.EventUnstablePollEnd
-)
+// eventStablePollResponse is MSC3381's stable name, which newer clients
+// may send; mautrix knows only the unstable one.
+var eventStablePollResponse = event.Type{Type: "m.poll.response", Class: event.MessageEventType}
 
 // SetInvitePolicy sets whose invites the bot accepts (before Run).
 func (a *Adapter) SetInvitePolicy(may func(user string) bool) {

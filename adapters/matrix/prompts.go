@@ -193,7 +193,7 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 			"org.matrix.msc1767.text":     "The poll has ended. " + p.Outcome,
 			"m.mentions":                  map[string]any{},
 		}}
-		if _, err := a.cli.SendMessageEvent(ctx, room, eventPollEnd, end); err != nil {
+		if _, err := a.cli.SendMessageEvent(ctx, room, event.EventUnstablePollEnd, end); err != nil {
 			a.log.Warn("matrix: end poll", "err", err)
 		}
 	}
