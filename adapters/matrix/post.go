@@ -77,7 +77,11 @@ func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mes
 	a.closeStatus(t)
 	p := &post{thread: t}
 	if err := a.show(ctx, p, messageMarkdown(m)); err != nil {
-		return adapters.MessageRef{}, err
+		if len(p.ids) == 0 {
+			return adapters.MessageRef{}, err
+		}
+		// The message exists: the next edit sends the parts still missing.
+		a.log.Warn("matrix: post the rest of a long message", "err", err)
 	}
 	a.mu.Lock()
 	p.used = a.cfg.Now()
