@@ -65,7 +65,10 @@ func (b *bucket) take(now time.Time) (bool, time.Duration) {
 type window struct {
 	until      time.Time
 	retryAfter int
-	at         time.Time
+	// at is when the 429 was decided. A call that arrived before then (the
+	// server takes calls one at a time) was already on its way and could
+	// not have honoured it; only calls arriving later count as ignoring it.
+	at time.Time
 }
 
 // limitFor returns the bucket key and budget of a call, ok=false if the
@@ -89,7 +92,7 @@ func (s *Server) rateLimitLocked(method string, p params, now time.Time) int {
 	if !ok {
 		key = method
 	}
-	if w, open := s.windows[key]; open && now.Before(w.until) {
+	if w, open := s.windows[key]; open && now.After(w.at) && now.Before(w.until) {
 		s.violateLocked("%s called %.2fs after a 429 with Retry-After: %d (%s)",
 			method, now.Sub(w.at).Seconds(), w.retryAfter, key)
 	}
@@ -109,6 +112,6 @@ func (s *Server) rateLimitLocked(method string, p params, now time.Time) int {
 	if ra < 1 {
 		ra = 1
 	}
-	s.windows[key] = window{until: now.Add(time.Duration(ra) * time.Second), retryAfter: ra, at: now}
+	s.windows[key] = window{until: now.Add(time.Duration(ra) * time.Second), retryAfter: ra, at: time.Now()}
 	return ra
 }

@@ -272,7 +272,7 @@ func (s *Server) dispatchLocked(method string, p params, token string, parseErr 
 			if !ok {
 				key = method
 			}
-			s.windows[key] = window{until: now.Add(time.Duration(f.RetryAfter) * time.Second), retryAfter: f.RetryAfter, at: now}
+			s.windows[key] = window{until: now.Add(time.Duration(f.RetryAfter) * time.Second), retryAfter: f.RetryAfter, at: time.Now()}
 		}
 		return r
 	}
