@@ -28,6 +28,28 @@ func BenchmarkMatrixMentionToFirstText(b *testing.B) {
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/first-text")
 }
 
+// BenchmarkMatrixReplyToFirstText: the same within a thread whose session
+// is live (no CLI start): what the bot and Matrix add to the model's time.
+func BenchmarkMatrixReplyToFirstText(b *testing.B) {
+	h := newHarness(b, options{})
+	room := h.room(false)
+	root := h.mention(h.alice, room, "warm up")
+	h.waitBot(room, root, `✓ .* turn`)
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		text := fmt.Sprintf("again %d", i)
+		h.alice.SendText(room, text, "", root)
+		h.waitBot(room, root, `^ok: .*`+text+`$`)
+		total += time.Since(start)
+		// The turn ends (its footer) before the next message.
+		if !h.alice.WaitFor(wait, func() bool { return len(h.botMessages(room, root, `^✓ `)) == i+2 }) {
+			b.Fatalf("turn %d did not end:\n%s", i+2, h.dump(room, root))
+		}
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/first-text")
+}
+
 // BenchmarkMatrixEditsPer6000: edits the bot sends for a 6 000-character
 // answer streamed at a model's pace, with the default edit interval.
 func BenchmarkMatrixEditsPer6000(b *testing.B) {
