@@ -4,7 +4,6 @@ package matrix
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -85,12 +84,12 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 		a.log.Error("matrix: keep the cross-signing recovery key", "err", err)
 	}
 	if a.cfg.RecoveryKeyFile != "" {
-		err := os.WriteFile(a.cfg.RecoveryKeyFile, []byte(recovery+"\n"), 0o600)
-		if errors.Is(err, os.ErrExist) || err == nil {
+		if err := os.WriteFile(a.cfg.RecoveryKeyFile, []byte(recovery+"\n"), 0o600); err != nil {
+			a.log.Error("matrix: write the recovery key file", "file", a.cfg.RecoveryKeyFile, "err", err)
+		} else {
 			a.log.Info("matrix: cross-signing set up; the recovery key is kept", "file", a.cfg.RecoveryKeyFile)
 			return nil
 		}
-		a.log.Error("matrix: write the recovery key file", "file", a.cfg.RecoveryKeyFile, "err", err)
 	}
 	a.log.Info("matrix: cross-signing set up; the recovery key is kept in the database")
 	return nil
