@@ -529,10 +529,3 @@ func cleanKey(k string) string { return strings.ReplaceAll(k, "\ufe0f", "") }
 // eventStablePollResponse is MSC3381's stable name, which newer clients
 // may send; mautrix knows only the unstable one.
 var eventStablePollResponse = event.Type{Type: "m.poll.response", Class: event.MessageEventType}
-
-// SetInvitePolicy sets whose invites the bot accepts (before Run).
-func (a *Adapter) SetInvitePolicy(may func(user string) bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.cfg.MayInvite = may
-}

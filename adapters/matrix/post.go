@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,23 +121,23 @@ func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.
 func (a *Adapter) show(ctx context.Context, p *post, md string) error {
 	parts := split(md)
 	if len(parts) == 0 {
-		parts = []string{" "}
+		parts = []part{{md: " ", c: content(" ")}}
 	}
 	room := id.RoomID(p.thread.Channel)
-	for i, part := range parts {
+	for i, pt := range parts {
 		if i < len(p.ids) {
-			if p.shown[i] != part {
-				a.ed.set(room, p.ids[i], editContent(p.ids[i], content(part)))
-				p.shown[i] = part
+			if p.shown[i] != pt.md {
+				a.ed.set(room, p.ids[i], editContent(p.ids[i], pt.c))
+				p.shown[i] = pt.md
 			}
 			continue
 		}
-		evID, err := a.send(ctx, room, threaded(content(part), p.thread))
+		evID, err := a.send(ctx, room, threaded(pt.c, p.thread))
 		if err != nil {
 			return fmt.Errorf("matrix: post message: %w", err)
 		}
 		p.ids = append(p.ids, evID)
-		p.shown = append(p.shown, part)
+		p.shown = append(p.shown, pt.md)
 	}
 	return nil
 }
@@ -210,12 +211,12 @@ func (a *Adapter) closeStatus(t adapters.ThreadRef) {
 // are kept (a.mu held). A forgotten message can still be edited as one part.
 func (a *Adapter) prune() {
 	if len(a.posts) > maxTracked {
-		var cutoff time.Time
 		ages := make([]time.Time, 0, len(a.posts))
 		for _, p := range a.posts {
 			ages = append(ages, p.used)
 		}
-		cutoff = nthOldest(ages, len(ages)/2)
+		slices.SortFunc(ages, time.Time.Compare)
+		cutoff := ages[len(ages)/2]
 		for k, p := range a.posts {
 			if !p.used.After(cutoff) {
 				delete(a.posts, k)
@@ -229,20 +230,6 @@ func (a *Adapter) prune() {
 			}
 		}
 	}
-}
-
-func nthOldest(ts []time.Time, n int) time.Time {
-	// A partial selection would do; pruning is rare and the slice small.
-	for i := 0; i <= n && i < len(ts); i++ {
-		m := i
-		for j := i + 1; j < len(ts); j++ {
-			if ts[j].Before(ts[m]) {
-				m = j
-			}
-		}
-		ts[i], ts[m] = ts[m], ts[i]
-	}
-	return ts[min(n, len(ts)-1)]
 }
 
 // OpenThread implements adapters.Opener: a scheduled run's first message
@@ -268,7 +255,7 @@ type editor struct {
 	pending map[id.EventID]*pendingEdit
 	last    map[id.EventID]time.Time
 	closed  bool
-	count   int // edits sent, for benchmarks
+	count   int // edits sent
 }
 
 type pendingEdit struct {
@@ -295,13 +282,6 @@ func (e *editor) set(room id.RoomID, evID id.EventID, c *event.MessageEventConte
 	case e.wake <- struct{}{}:
 	default:
 	}
-}
-
-// Edits reports how many edits were sent.
-func (a *Adapter) Edits() int {
-	a.ed.mu.Lock()
-	defer a.ed.mu.Unlock()
-	return a.ed.count
 }
 
 func (e *editor) run() {

@@ -80,23 +80,30 @@ func editContent(original id.EventID, c *event.MessageEventContent) *event.Messa
 	return e
 }
 
-// fits reports whether the edit form of md stays within maxContentBytes.
-func fits(md string) bool {
-	b, err := json.Marshal(editContent("$x", content(md)))
+// fits reports whether the edit form of c stays within maxContentBytes.
+func fits(c *event.MessageEventContent) bool {
+	b, err := json.Marshal(editContent("$x", c))
 	return err == nil && len(b) <= maxContentBytes
 }
 
+// part is one event's worth of a message: its Markdown and its content.
+type part struct {
+	md string
+	c  *event.MessageEventContent
+}
+
 // split cuts Markdown into parts that each fit one event (also as an edit),
-// without losing a character and keeping code blocks whole.
-func split(md string) []string {
+// without losing a character and keeping code blocks whole. Each part is
+// rendered once, here.
+func split(md string) []part {
 	return splitAt(md, partRunes)
 }
 
-func splitAt(md string, limit int) []string {
-	var out []string
+func splitAt(md string, limit int) []part {
+	var out []part
 	for _, p := range mdsplit.Split(md, limit) {
-		if fits(p) || limit < 256 {
-			out = append(out, p)
+		if c := content(p); fits(c) || limit < 256 {
+			out = append(out, part{md: p, c: c})
 			continue
 		}
 		out = append(out, splitAt(p, limit/2)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -147,10 +148,7 @@ func (a *Adapter) onMember(ctx context.Context, evt *event.Event) {
 	if evt.Content.AsMember().Membership != event.MembershipInvite {
 		return
 	}
-	a.mu.Lock()
-	may := a.cfg.MayInvite
-	a.mu.Unlock()
-	if !may(evt.Sender.String()) {
+	if !a.cfg.MayInvite(evt.Sender.String()) {
 		a.log.Warn("matrix: invite refused: the inviter is not in CLAUDEOPS_ALLOWED_USERS", "room", evt.RoomID, "inviter", evt.Sender)
 		if _, err := a.cli.LeaveRoom(ctx, evt.RoomID, &mautrix.ReqLeave{Reason: "invited by someone who may not use this bot"}); err != nil {
 			a.log.Warn("matrix: reject invite", "room", evt.RoomID, "err", err)
@@ -235,7 +233,7 @@ func (a *Adapter) stripMention(c *event.MessageEventContent, name string) string
 	}
 	names := []string{a.me.String()}
 	for _, m := range pillRE.FindAllStringSubmatch(c.FormattedBody, -1) {
-		if strings.EqualFold(unescapeURL(m[1]), a.me.String()) {
+		if u, err := url.PathUnescape(m[1]); err == nil && strings.EqualFold(u, a.me.String()) {
 			names = append(names, html.UnescapeString(stripTags(m[2])))
 		}
 	}
@@ -273,10 +271,6 @@ func stripReplyFallback(s string) string {
 var tagRE = regexp.MustCompile(`<[^>]*>`)
 
 func stripTags(s string) string { return tagRE.ReplaceAllString(s, "") }
-
-func unescapeURL(s string) string {
-	return strings.NewReplacer("%40", "@", "%3A", ":", "%3a", ":").Replace(s)
-}
 
 // maxFileBytes bounds one downloaded attachment.
 const maxFileBytes = 20 << 20

@@ -57,15 +57,6 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		}
 	}()
 
-	var mx *matrixadapter.Adapter
-	if matrixSet && !consoleOnly {
-		mx, err = newMatrix(cfg, st, log)
-		if err != nil {
-			log.Error("matrix configuration", "err", err)
-			return 78
-		}
-	}
-
 	bcfg := bot.Config{
 		ClaudeBin:       cfg.ClaudeBin,
 		ClaudeEnv:       cfg.ClaudeEnv,
@@ -94,8 +85,12 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	if sl != nil {
 		b.AddAdapter(sl)
 	}
-	if mx != nil {
-		mx.SetInvitePolicy(b.Allowed)
+	var mx *matrixadapter.Adapter
+	if matrixSet && !consoleOnly {
+		if mx, err = newMatrix(cfg, st, b.Allowed, log); err != nil {
+			log.Error("matrix configuration", "err", err)
+			return 78
+		}
 		b.AddAdapter(mx)
 		// Logged in before Recover: it edits prompts a previous run left open.
 		if err := mx.Connect(ctx); err != nil {
@@ -207,7 +202,7 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 
 // newMatrix configures the Matrix adapter: its login and sync position live
 // in the bot's database, its crypto state in a file beside it.
-func newMatrix(cfg config, st *store.Store, log *slog.Logger) (*matrixadapter.Adapter, error) {
+func newMatrix(cfg config, st *store.Store, mayInvite func(string) bool, log *slog.Logger) (*matrixadapter.Adapter, error) {
 	base := strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB))
 	return matrixadapter.New(matrixadapter.Config{
 		Homeserver: cfg.MatrixHomeserver, UserID: cfg.MatrixUserID,
@@ -215,6 +210,7 @@ func newMatrix(cfg config, st *store.Store, log *slog.Logger) (*matrixadapter.Ad
 		CryptoDB:        base + ".matrix-crypto.db",
 		RecoveryKeyFile: base + ".matrix-recovery-key",
 		EditInterval:    cfg.MatrixEditInterval,
+		MayInvite:       mayInvite,
 		State:           st,
 		Logger:          log,
 	})
