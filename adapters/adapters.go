@@ -76,8 +76,8 @@ type Event struct {
 
 	// For EventAction: the prompt clicked and the choice made.
 	PromptID string
-	// Choice is an approval choice ("allow", "allow_thread", "allow_always",
-	// "deny") or, for questions, "answer".
+	// Choice is one of the Choice* ids: an approval choice, ChoiceAnswer
+	// for a question, ChoiceStop for a Stop control.
 	Choice string
 	// Values are the selected option numbers (1-based, as text) or free text.
 	Values []string
@@ -122,6 +122,8 @@ const (
 type Tool struct {
 	Name string
 	// Input is the key input: the command, the path, the URL, the pattern.
+	// A command is whole, every line of it: an adapter shows every line,
+	// and uploads as a file what does not fit its tool line.
 	Input   string
 	State   ToolState
 	Elapsed time.Duration
@@ -158,12 +160,26 @@ const (
 	PromptQuestion
 )
 
-// Choices of an approval, in the order every platform shows them.
+// Choice ids: what a click carries back in Event.Choice.
+const (
+	ChoiceAllow       = "allow"        // this request once
+	ChoiceAllowThread = "allow_thread" // the same call for the rest of the thread (a file write: that file)
+	ChoiceAllowFolder = "allow_folder" // a file write: its folder, for the rest of the thread
+	ChoiceAllowAlways = "allow_always" // a channel rule; offered to admins only
+	ChoiceDeny        = "deny"         // with an optional reason
+	ChoiceAnswer      = "answer"       // a question answered with its controls
+	ChoiceStop        = "stop"         // the Stop control of a running turn
+)
+
+// ApprovalChoices are every approval choice, in the order every platform
+// shows them. A prompt offers the subset in its Choices; an adapter shows
+// exactly those, and a click on any other is refused by the bot.
 var ApprovalChoices = []Choice{
-	{ID: "allow", Label: "Allow", Typed: "allow"},
-	{ID: "allow_thread", Label: "Allow for thread", Typed: "allow thread"},
-	{ID: "allow_always", Label: "Always allow", Typed: "allow always"},
-	{ID: "deny", Label: "Deny", Typed: "deny [reason]"},
+	{ID: ChoiceAllow, Label: "Allow", Typed: "allow"},
+	{ID: ChoiceAllowThread, Label: "Allow for thread", Typed: "allow thread"},
+	{ID: ChoiceAllowFolder, Label: "Allow folder for thread", Typed: "allow folder"},
+	{ID: ChoiceAllowAlways, Label: "Always allow", Typed: "allow always"},
+	{ID: ChoiceDeny, Label: "Deny", Typed: "deny [reason]"},
 }
 
 // Choice is one button of an approval prompt.
@@ -206,10 +222,16 @@ type Prompt struct {
 	// Title: "Bash wants to run", "Claude asks".
 	Title string
 	// Tool and Detail show what is asked: the exact command, a diff-like view
-	// of an edit (Markdown, already truncated for display).
+	// of an edit, whole and as plain text (not Markdown). An adapter shows
+	// all of it: what does not fit one message is uploaded whole as a file
+	// in the thread before the prompt and its controls are posted (the
+	// console prints it in full). A person never decides on a part.
 	Tool   string
 	Detail string
-	// Choices for PromptApproval (ApprovalChoices).
+	// Note is Markdown shown under the detail: what a grant would allow,
+	// how to name this prompt when several are open.
+	Note string
+	// Choices for PromptApproval: a subset of ApprovalChoices, in order.
 	Choices []Choice
 	// Questions for PromptQuestion.
 	Questions []Question

@@ -133,35 +133,6 @@ func matchSegments(pat, name []string) bool {
 	return prev[len(name)]
 }
 
-// derivePath returns the pattern covering the directory of a file tool call:
-// "dir/**" relative to cwd when inside it ("./**" for cwd itself), else the
-// absolute directory + "/**".
-func derivePath(tool string, input json.RawMessage, cwd string) string {
-	p, ok := toolPath(tool, input, cwd)
-	if !ok {
-		return ""
-	}
-	dir := p
-	if fileTools[tool] {
-		dir = filepath.Dir(p)
-	}
-	if filepath.IsAbs(cwd) {
-		if rel, err := filepath.Rel(filepath.Clean(cwd), dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			if rel == "." {
-				return "./**"
-			}
-			if strings.HasPrefix(rel, "~") {
-				rel = "./" + rel // a leading "~" reads as home; ParseRule refuses it
-			}
-			return escapeGlob(rel) + "/**"
-		}
-	}
-	if dir == "/" {
-		return "/**"
-	}
-	return escapeGlob(dir) + "/**"
-}
-
 // escapeGlob quotes the bytes path.Match treats specially.
 func escapeGlob(s string) string {
 	if !strings.ContainsAny(s, "*?[\\") {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -22,45 +23,123 @@ type Choice string
 // Choices.
 const (
 	ChoiceAllow       Choice = "allow"        // this request
-	ChoiceAllowThread Choice = "allow_thread" // the same tool and pattern for the rest of the session
-	ChoiceAllowAlways Choice = "allow_always" // a persisted channel rule
+	ChoiceAllowThread Choice = "allow_thread" // the same call for the rest of the thread (a file: that file)
+	ChoiceAllowFolder Choice = "allow_folder" // a file's folder for the rest of the thread
+	ChoiceAllowAlways Choice = "allow_always" // a persisted channel rule: admins only
 	ChoiceDeny        Choice = "deny"         // with an optional reason
 )
 
 // Allows reports whether the choice lets the tool run.
 func (c Choice) Allows() bool {
-	return c == ChoiceAllow || c == ChoiceAllowThread || c == ChoiceAllowAlways
+	return c == ChoiceAllow || c == ChoiceAllowThread || c == ChoiceAllowFolder || c == ChoiceAllowAlways
 }
 
 func (c Choice) valid() bool { return c.Allows() || c == ChoiceDeny }
 
-// ParseChoice reads a typed reply: "allow", "allow thread", "allow always",
-// "deny" or "deny <reason…>", trimmed, case-insensitive, any blanks between
-// words. The reason keeps its original case. Anything else is not a choice
-// (ok false); for questions, see ParseAnswer.
-func ParseChoice(text string) (choice Choice, reason string, ok bool) {
+// Typed is a decision typed as a reply.
+type Typed struct {
+	Choice Choice
+	// Ref names the prompt: "2" (its number in the thread) or a prefix of
+	// its id of at least 4 hex digits; "" when none was given.
+	Ref string
+	// Reason is a deny's reason, original case kept.
+	Reason string
+	// RefOrReason is set when a deny's first word may be either a hex id
+	// or the first word of a reason ("deny cafe is closed"): the caller
+	// reads it as Ref when it names an open prompt, else the whole text
+	// after "deny" is the reason (in Reason with Ref "").
+	RefOrReason bool
+}
+
+// ParseTyped reads a typed decision: "allow", "allow thread", "allow
+// folder", "allow always", each with an optional prompt reference, or
+// "deny [ref] [reason…]". A reference is "2", "#2" or an id prefix of at
+// least 4 hex digits. Case-insensitive, any blanks between words. Anything
+// else is not a decision (ok false).
+func ParseTyped(text string) (Typed, bool) {
 	t := strings.TrimSpace(text)
 	words := strings.Fields(t)
 	if len(words) == 0 {
-		return "", "", false
+		return Typed{}, false
 	}
 	switch strings.ToLower(words[0]) {
 	case "allow":
-		if len(words) == 1 {
-			return ChoiceAllow, "", true
-		}
-		if len(words) == 2 {
-			switch strings.ToLower(words[1]) {
+		c, rest := ChoiceAllow, words[1:]
+		if len(rest) > 0 {
+			switch strings.ToLower(rest[0]) {
 			case "thread":
-				return ChoiceAllowThread, "", true
+				c, rest = ChoiceAllowThread, rest[1:]
+			case "folder":
+				c, rest = ChoiceAllowFolder, rest[1:]
 			case "always":
-				return ChoiceAllowAlways, "", true
+				c, rest = ChoiceAllowAlways, rest[1:]
 			}
 		}
+		switch {
+		case len(rest) == 0:
+			return Typed{Choice: c}, true
+		case len(rest) == 1 && numberRef(rest[0]) != "":
+			return Typed{Choice: c, Ref: numberRef(rest[0])}, true
+		case len(rest) == 1 && hexRef(rest[0]):
+			return Typed{Choice: c, Ref: strings.ToLower(rest[0])}, true
+		}
+		return Typed{}, false
 	case "deny":
-		return ChoiceDeny, strings.TrimSpace(t[len(words[0]):]), true
+		reason := strings.TrimSpace(t[len(words[0]):])
+		if len(words) == 1 {
+			return Typed{Choice: ChoiceDeny}, true
+		}
+		first := words[1]
+		after := strings.TrimSpace(reason[len(first):])
+		if n := numberRef(first); n != "" {
+			return Typed{Choice: ChoiceDeny, Ref: n, Reason: after}, true
+		}
+		if hexRef(first) {
+			return Typed{Choice: ChoiceDeny, Ref: strings.ToLower(first), Reason: after, RefOrReason: true}, true
+		}
+		return Typed{Choice: ChoiceDeny, Reason: reason}, true
 	}
-	return "", "", false
+	return Typed{}, false
+}
+
+// numberRef returns N for "N" or "#N", else "".
+func numberRef(w string) string {
+	w = strings.TrimPrefix(w, "#")
+	if w == "" || len(w) > 6 {
+		return ""
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return ""
+		}
+	}
+	return w
+}
+
+func hexRef(w string) bool {
+	if len(w) < 4 || len(w) > 32 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i] | 0x20
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseChoice reads a typed decision without a prompt reference: see
+// ParseTyped. The reason keeps its original case.
+func ParseChoice(text string) (choice Choice, reason string, ok bool) {
+	t, ok := ParseTyped(text)
+	if !ok || (t.Ref != "" && !t.RefOrReason) {
+		return "", "", false
+	}
+	if t.RefOrReason {
+		t.Reason = strings.TrimSpace(strings.TrimSpace(text)[len(strings.Fields(text)[0]):])
+	}
+	return t.Choice, t.Reason, true
 }
 
 // State is where a pending request is in its life.
@@ -118,6 +197,7 @@ func (p Pending) clone() Pending {
 var (
 	ErrUnknown         = errors.New("unknown approval")
 	ErrNotAllowed      = errors.New("not allowed to decide this approval")
+	ErrAdminOnly       = errors.New("only admins may allow always")
 	ErrExpired         = errors.New("approval expired")
 	ErrCancelled       = errors.New("approval cancelled")
 	ErrAlreadyDecided  = errors.New("approval already decided")
@@ -187,7 +267,26 @@ func (r *Registry) MayDecide(user, starter string) bool {
 	if user == "" {
 		return false
 	}
-	return user == starter || r.admins[user]
+	return user == starter || r.IsAdmin(user)
+}
+
+// IsAdmin reports whether user is one of the admins: an id given, or one
+// matching a glob given (`@*:example.org`, as path.Match reads it).
+func (r *Registry) IsAdmin(user string) bool {
+	if user == "" {
+		return false
+	}
+	if r.admins[user] {
+		return true
+	}
+	for a := range r.admins {
+		if strings.ContainsAny(a, "*?[") {
+			if ok, _ := path.Match(a, user); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func newID() string {
@@ -269,11 +368,12 @@ func (r *Registry) Restore(p Pending) {
 //     cancelled: ErrCancelled;
 //  4. now at or past ExpiresAt: the request becomes StateExpired and the
 //     error is ErrExpired;
-//  5. the decision must fit the request (ErrInvalidDecision): one of the four
+//  5. the decision must fit the request (ErrInvalidDecision): one of the five
 //     choices; for a Question only ChoiceAllow with answers (each key one of
-//     the question texts) or ChoiceDeny; answers only for a Question.
+//     the question texts) or ChoiceDeny; answers only for a Question;
+//  6. ChoiceAllowAlways (a channel rule) only from an admin: ErrAdminOnly.
 //
-// Then allow, allow_thread and allow_always make it StateAllowed, deny
+// Then the allow choices make it StateAllowed, deny
 // StateDenied, and d is kept (d.At defaults to now). The first valid
 // decision wins. The returned Pending is the entry after the call (zero for
 // an unknown id).
@@ -306,6 +406,9 @@ func (r *Registry) Decide(id string, d Decision) (Pending, error) {
 	}
 	if err := checkDecision(p, d); err != nil {
 		return p.clone(), fmt.Errorf("approval %s: %w", id, err)
+	}
+	if d.Choice == ChoiceAllowAlways && !r.IsAdmin(d.By) {
+		return p.clone(), fmt.Errorf("approval %s: %q: %w", id, d.By, ErrAdminOnly)
 	}
 	if d.At.IsZero() {
 		d.At = now

@@ -149,7 +149,11 @@ func TestDecide(t *testing.T) {
 		{"unknown choice refused, then a valid one", toolRequest(), 0, []step{
 			{d: Decision{Choice: "yes", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
 			{d: Decision{Choice: "", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllowAlways, By: starter}, wantState: StateAllowed},
+			{d: Decision{Choice: ChoiceAllowAlways, By: starter}, wantErr: ErrAdminOnly, wantState: StatePending},
+			{d: Decision{Choice: ChoiceAllowAlways, By: admin}, wantState: StateAllowed},
+		}},
+		{"folder grant by the starter", toolRequest(), 0, []step{
+			{d: Decision{Choice: ChoiceAllowFolder, By: starter}, wantState: StateAllowed},
 		}},
 		{"answers on a tool request", toolRequest(), 0, []step{
 			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
@@ -253,7 +257,7 @@ func TestDecideConcurrent(t *testing.T) {
 			if i%2 == 1 {
 				by = admin
 			}
-			choice := []Choice{ChoiceAllow, ChoiceAllowThread, ChoiceAllowAlways, ChoiceDeny}[i%4]
+			choice := []Choice{ChoiceAllow, ChoiceAllowAlways, ChoiceAllowFolder, ChoiceDeny}[i%4] // always: odd i, an admin
 			wg.Go(func() {
 				<-start
 				got[i], errs[i] = r.Decide(p.ID, Decision{Choice: choice, By: by})

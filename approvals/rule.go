@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 )
 
 // Effect is what a matching rule does to a tool call.
@@ -228,20 +229,23 @@ func (r Rule) matchesTool(tool string) bool {
 // cwd (absolute) resolves relative paths and patterns. Whatever the rule's
 // Tool, the pattern is read according to the called tool:
 //
-//   - Bash (input.command): "prefix:*" matches a simple command equal to the
-//     prefix or starting with it and a blank; any other pattern must equal
-//     the simple command. The command is split into simple commands on
-//     unquoted &&, ||, ;, |, & and newlines. An allow rule matches only if
-//     every simple command does, and never if the command holds a command or
-//     process substitution, a heredoc, a ${…} expansion, a comment or an
-//     unquoted parenthesis. A deny rule matches if any simple command does,
-//     including those inside substitutions, also after dropping leading
-//     NAME=value assignments. Allow rules do not skip assignments:
-//     "FOO=1 git push" is not allowed by "git:*". In both, a command equal to
-//     a non-prefix pattern as a whole matches: that exact string was
-//     approved. Prefix rules trust the program: "git:*" allows
-//     "git -c core.pager=… log" and redirections. Deny rules on Bash are best
-//     effort: "bash -c", eval, sudo or /bin/rm get past "rm:*".
+//   - Bash (input.command): an allow rule matches only when Bash would run
+//     nothing but what the rule names. The command is read under a
+//     whitelist grammar (see shell.go: plain words, '…', "…" with at most
+//     $NAME, operators ; & && || | |&, redirections only to /dev/null or
+//     between descriptors 0-2); anything outside it (ANSI-C or locale
+//     quoting, ${…} operators, special parameters, substitutions, line
+//     continuations, heredocs, comments, assignments, builtins that run
+//     code, control or non-ASCII bytes) matches no allow rule. Inside it,
+//     every simple command's words after quote removal must start with
+//     "prefix:*"'s words, or equal the pattern's. A command equal to a
+//     non-prefix pattern as a whole matches: that exact string was
+//     approved. Prefix rules trust their program with any arguments:
+//     "git:*" allows "git -c core.pager=… log". A deny rule matches if any
+//     simple command does, also inside substitutions, after dropping
+//     assignments and redirections, after quote removal; deny rules on
+//     Bash are still best effort: "bash -c", eval, sudo or /bin/rm get past
+//     "rm:*".
 //   - Read, Write, Edit, MultiEdit, NotebookEdit (input.file_path or
 //     input.notebook_path), Glob and Grep (input.path, default cwd; a Glob
 //     pattern's leading literal directories count): the pattern is a path
@@ -344,39 +348,24 @@ func (r Rule) appliesTo(channelKey, threadKey string) bool {
 // a matching deny at any scope wins over any allow. It returns the effect
 // and a copy of the deciding rule (the first match of that effect, in
 // order), or "" and nil when no rule matches: ask a human. Rules with an
-// unknown scope or effect are ignored.
+// unknown scope or effect are ignored. It is EvaluateCall without resolved
+// paths or bot files: protected paths still match no allow rule.
 func Evaluate(rules []Rule, channelKey, threadKey, tool string, input json.RawMessage, cwd string) (Effect, *Rule) {
-	var allow *Rule
-	for i := range rules {
-		r := rules[i]
-		if (r.Effect != EffectAllow && r.Effect != EffectDeny) || !r.appliesTo(channelKey, threadKey) || !r.Matches(tool, input, cwd) {
-			continue
-		}
-		if r.Effect == EffectDeny {
-			return EffectDeny, &r
-		}
-		if allow == nil {
-			allow = &r
-		}
-	}
-	if allow != nil {
-		return EffectAllow, allow
-	}
-	return "", nil
+	return EvaluateCall(rules, Call{ChannelKey: channelKey, ThreadKey: threadKey, Tool: tool, Input: input, Cwd: cwd})
 }
 
 // DerivePattern returns the pattern "Allow for thread" and "Always allow"
 // store for a call, one that Matches the same call again:
 //
-//   - Bash: the first word and ":*" ("touch a.txt" -> "touch:*") when the
-//     command is one plain simple command (nothing that keeps allow rules
-//     from matching, see Matches) whose first word is a plain command name
-//     that does not run other commands (not sh, env, sudo, xargs, find,
-//     python, node … see broadCommands); otherwise the exact trimmed command,
-//     or "" if that ends in ":*" (it would read as a prefix rule).
-//   - File tools: the file's directory relative to cwd and "/**" ("./**"
-//     for cwd itself), or the absolute directory and "/**" outside cwd; for
-//     Glob and Grep the searched directory itself.
+//   - Bash: deriveBash's pattern: "word:*" for one plain simple command of
+//     a program that does not run other code from its arguments ("touch
+//     a.txt" -> "touch:*"), "tool sub:*" for git, npm, go and the like
+//     ("git status:*"), otherwise the exact trimmed command; "" for a
+//     multi-line command, or one ending in ":*" (it would read as a prefix).
+//   - File tools: exactly the file (for Glob and Grep, the directory
+//     searched), relative to cwd when inside it, else absolute, its glob
+//     bytes escaped. A folder is only ever granted on purpose: see
+//     GrantRule's ChoiceAllowFolder.
 //   - WebFetch: "domain:<host>".
 //   - Anything else, or an input that cannot be read: "".
 func DerivePattern(tool string, input json.RawMessage, cwd string) string {
@@ -387,34 +376,17 @@ func DerivePattern(tool string, input json.RawMessage, cwd string) string {
 			return ""
 		}
 		cmd, _ := stringField(fields, "command")
-		return deriveBash(cmd)
+		p := deriveBash(cmd)
+		if strings.IndexFunc(p, unicode.IsControl) >= 0 {
+			return "" // a multi-line exact command: allowed once, not kept as a rule
+		}
+		return p
 	case isPathTool(tool):
-		return derivePath(tool, input, cwd)
+		return exactPath(tool, input, cwd)
 	case tool == ToolWebFetch:
 		if host, ok := fetchHost(input); ok {
 			return "domain:" + host
 		}
 	}
 	return ""
-}
-
-// RuleFor returns the allow rule an "Allow for thread" (thread scope) or
-// "Always allow" (channel scope) decision on p stores, with DerivePattern's
-// pattern. ok is false for other choices and for questions.
-func RuleFor(p Pending, cwd string) (Rule, bool) {
-	r := Rule{Effect: EffectAllow, Tool: p.Tool, Pattern: DerivePattern(p.Tool, p.Input, cwd)}
-	switch {
-	case p.Question || p.State != StateAllowed:
-		return Rule{}, false
-	case p.Decision.Choice == ChoiceAllowThread && p.ThreadKey != "":
-		r.Scope, r.ScopeKey = ScopeThread, p.ThreadKey
-	case p.Decision.Choice == ChoiceAllowAlways && p.ChannelKey != "":
-		r.Scope, r.ScopeKey = ScopeChannel, p.ChannelKey
-	default:
-		return Rule{}, false
-	}
-	if r.Pattern == "" && (p.Tool == ToolBash || isPathTool(p.Tool) || p.Tool == ToolWebFetch) {
-		return Rule{}, false // unreadable input: never widen to the whole tool
-	}
-	return r, true
 }

@@ -135,7 +135,7 @@ func TestMatchesBash(t *testing.T) {
 		{"dash word", "git:*", "git-upload-pack x", false, false},
 		{"two-word prefix", "git status:*", "git status -s", true, true},
 		{"two-word prefix other sub", "git status:*", "git push", false, false},
-		{"double blank", "git status:*", "git  status", false, false},
+		{"double blank", "git status:*", "git  status", true, true},
 		{"other command", "git:*", "rm -rf /", false, false},
 		{"empty command", "git:*", "", false, false},
 		{"trailing semicolon", "git:*", "git status;", true, true},
@@ -151,16 +151,16 @@ func TestMatchesBash(t *testing.T) {
 		{"newline rm", "git:*", "git log\nrm -rf /", false, true},
 		{"rm first", "git:*", "rm -rf / && git status", false, true},
 		{"line continuation then and", "git:*", "git status \\\n&& rm -rf /", false, true},
-		{"line continuation in args", "git:*", "git log \\\n  --oneline", true, true},
+		{"line continuation in args", "git:*", "git log \\\n  --oneline", false, true},
 
 		// Redirections are not separators.
 		{"2>&1", "git:*", "git log 2>&1", true, true},
 		{">&2", "git:*", "git log >&2", true, true},
-		{"&>", "git:*", "git log &> out.txt", true, true},
-		{"&>>", "git:*", "git log &>> out.txt", true, true},
-		{">|", "git:*", "git log >| out.txt", true, true},
-		{"redirect to file", "git:*", "git log > out.txt", true, true},
-		{"here-string", "git:*", "git apply <<< x", true, true},
+		{"&>", "git:*", "git log &> out.txt", false, true},
+		{"&>>", "git:*", "git log &>> out.txt", false, true},
+		{">|", "git:*", "git log >| out.txt", false, true},
+		{"redirect to file", "git:*", "git log > out.txt", false, true},
+		{"here-string", "git:*", "git apply <<< x", false, true},
 		{"redirect then pipe", "git:*", "git log 2>&1 | head", false, true},
 		{"escaped > is not a redirection", "echo:*", `echo \>& rm -rf /`, false, true},
 		{"quoted > is not a redirection", "echo:*", `echo '>'& rm -rf /`, false, true},
@@ -192,7 +192,7 @@ func TestMatchesBash(t *testing.T) {
 
 		// Constructs allow rules refuse because they hide commands.
 		{"ansi-c quote hides newline", "git:*", "git log $'\\''\nrm -rf /\necho '", false, true},
-		{"ansi-c quote ok", "git:*", `git commit -m $'a\'b'`, true, true},
+		{"ansi-c quote ok", "git:*", `git commit -m $'a\'b'`, false, true},
 		{"comment hides quote", "git:*", "git log #'\nrm -rf /\n#'", false, true},
 		{"comment", "git:*", "git status # just looking", false, true},
 		{"hash mid word", "git:*", "git log a#b", true, true},
@@ -201,7 +201,7 @@ func TestMatchesBash(t *testing.T) {
 		{"quoted heredoc", "cat:*", "cat <<'EOF'\nhello\nEOF", false, true},
 		{"function definition", "git:*", "git () ( rm -rf / ); git status", false, true},
 		{"subshell", "git:*", "(git status)", false, false},
-		{"param expansion", "git:*", `git log "${HOME}"`, false, true},
+		{"param expansion", "git:*", `git log "${HOME}"`, true, true},
 		{"param default hides comment", "echo:*", "echo ${x:-a #}; rm -rf /", false, true},
 
 		// Assignments: allow does not skip them, deny does.
@@ -448,7 +448,7 @@ func TestDerivePattern(t *testing.T) {
 		want  string
 	}{
 		{"bash simple", "Bash", bashInput("touch a.txt"), "touch:*"},
-		{"bash no args", "Bash", bashInput("make"), "make:*"},
+		{"bash no args", "Bash", bashInput("make"), "make"},
 		{"bash blanks", "Bash", bashInput("  ls -la \n"), "ls:*"},
 		{"bash tab", "Bash", bashInput("ls\t-la"), "ls:*"},
 		{"bash path", "Bash", bashInput("./build.sh --fast"), "./build.sh:*"},
@@ -457,7 +457,7 @@ func TestDerivePattern(t *testing.T) {
 		{"bash substitution", "Bash", bashInput("echo $(date)"), "echo $(date)"},
 		{"bash comment", "Bash", bashInput("ls # look"), "ls # look"},
 		{"bash assignment", "Bash", bashInput("FOO=1 make"), "FOO=1 make"},
-		{"bash quoted word", "Bash", bashInput(`"git" status`), `"git" status`},
+		{"bash quoted word", "Bash", bashInput(`"git" status`), "git status:*"},
 		{"bash shell", "Bash", bashInput("bash -c 'rm -rf /'"), "bash -c 'rm -rf /'"},
 		{"bash env", "Bash", bashInput("/usr/bin/env ls"), "/usr/bin/env ls"},
 		{"bash sudo", "Bash", bashInput("sudo ls"), "sudo ls"},
@@ -466,19 +466,19 @@ func TestDerivePattern(t *testing.T) {
 		{"bash unterminated", "Bash", bashInput("echo 'a"), "echo 'a"},
 		{"bash empty", "Bash", bashInput("  "), ""},
 		{"bash no command", "Bash", json.RawMessage(`{}`), ""},
-		{"edit in subdir", "Edit", pathInput("file_path", "/w/src/pkg/a.go"), "src/pkg/**"},
-		{"edit relative", "Edit", pathInput("file_path", "src/a.go"), "src/**"},
-		{"write in cwd", "Write", pathInput("file_path", "/w/a.go"), "./**"},
-		{"read outside", "Read", pathInput("file_path", "/etc/hosts"), "/etc/**"},
-		{"read root file", "Read", pathInput("file_path", "/hosts"), "/**"},
-		{"read climbing", "Read", pathInput("file_path", "../x/y"), "/x/**"},
-		{"read sibling with prefix name", "Read", pathInput("file_path", "/wx/y"), "/wx/**"},
-		{"notebook", "NotebookEdit", pathInput("notebook_path", "/w/nb/a.ipynb"), "nb/**"},
-		{"glob dir", "Glob", json.RawMessage(`{"pattern":"*.go","path":"/w/src"}`), "src/**"},
-		{"glob cwd", "Glob", json.RawMessage(`{"pattern":"**/*.go"}`), "./**"},
-		{"grep dir", "Grep", json.RawMessage(`{"pattern":"x","path":"lib"}`), "lib/**"},
-		{"glob escapes", "Edit", pathInput("file_path", "/w/we*ird[1]/a"), `we\*ird\[1]/**`},
-		{"tilde dir", "Edit", pathInput("file_path", "/w/~x/a"), "./~x/**"},
+		{"edit in subdir", "Edit", pathInput("file_path", "/w/src/pkg/a.go"), "src/pkg/a.go"},
+		{"edit relative", "Edit", pathInput("file_path", "src/a.go"), "src/a.go"},
+		{"write in cwd", "Write", pathInput("file_path", "/w/a.go"), "a.go"},
+		{"read outside", "Read", pathInput("file_path", "/etc/hosts"), "/etc/hosts"},
+		{"read root file", "Read", pathInput("file_path", "/hosts"), "/hosts"},
+		{"read climbing", "Read", pathInput("file_path", "../x/y"), "/x/y"},
+		{"read sibling with prefix name", "Read", pathInput("file_path", "/wx/y"), "/wx/y"},
+		{"notebook", "NotebookEdit", pathInput("notebook_path", "/w/nb/a.ipynb"), "nb/a.ipynb"},
+		{"glob dir", "Glob", json.RawMessage(`{"pattern":"*.go","path":"/w/src"}`), "src"},
+		{"glob cwd", "Glob", json.RawMessage(`{"pattern":"**/*.go"}`), "/w"},
+		{"grep dir", "Grep", json.RawMessage(`{"pattern":"x","path":"lib"}`), "lib"},
+		{"glob escapes", "Edit", pathInput("file_path", "/w/we*ird[1]/a"), `we\*ird\[1]/a`},
+		{"tilde dir", "Edit", pathInput("file_path", "/w/~x/a"), "./~x/a"},
 		{"edit no path", "Edit", json.RawMessage(`{}`), ""},
 		{"fetch", "WebFetch", json.RawMessage(`{"url":"https://Docs.Example.com/a?b"}`), "domain:docs.example.com"},
 		{"fetch bad", "WebFetch", json.RawMessage(`{"url":"nope"}`), ""},
@@ -501,50 +501,6 @@ func TestDerivePattern(t *testing.T) {
 			}
 			if _, _, err := ParseRule(r.Spec()); err != nil {
 				t.Errorf("derived %s does not parse: %v", r.Spec(), err)
-			}
-		})
-	}
-}
-
-func TestRuleFor(t *testing.T) {
-	base := Pending{
-		Request: Request{ThreadKey: "T1", ChannelKey: "C1", Tool: "Bash", Input: bashInput("touch a.txt")},
-		State:   StateAllowed,
-	}
-	tests := []struct {
-		name   string
-		mut    func(*Pending)
-		want   Rule
-		wantOK bool
-	}{
-		{"thread", func(p *Pending) { p.Decision.Choice = ChoiceAllowThread },
-			Rule{Scope: ScopeThread, ScopeKey: "T1", Effect: EffectAllow, Tool: "Bash", Pattern: "touch:*"}, true},
-		{"always", func(p *Pending) { p.Decision.Choice = ChoiceAllowAlways },
-			Rule{Scope: ScopeChannel, ScopeKey: "C1", Effect: EffectAllow, Tool: "Bash", Pattern: "touch:*"}, true},
-		{"mcp whole tool", func(p *Pending) {
-			p.Decision.Choice, p.Tool, p.Input = ChoiceAllowAlways, "mcp__x__y", json.RawMessage(`{}`)
-		}, Rule{Scope: ScopeChannel, ScopeKey: "C1", Effect: EffectAllow, Tool: "mcp__x__y"}, true},
-		{"once", func(p *Pending) { p.Decision.Choice = ChoiceAllow }, Rule{}, false},
-		{"denied", func(p *Pending) { p.Decision.Choice, p.State = ChoiceDeny, StateDenied }, Rule{}, false},
-		{"still pending", func(p *Pending) { p.Decision.Choice, p.State = ChoiceAllowThread, StatePending }, Rule{}, false},
-		{"question", func(p *Pending) { p.Decision.Choice, p.Question = ChoiceAllowThread, true }, Rule{}, false},
-		{"unreadable bash never widens", func(p *Pending) {
-			p.Decision.Choice, p.Input = ChoiceAllowAlways, json.RawMessage(`{}`)
-		}, Rule{}, false},
-		{"no thread key", func(p *Pending) { p.Decision.Choice, p.ThreadKey = ChoiceAllowThread, "" }, Rule{}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := base
-			tt.mut(&p)
-			got, ok := RuleFor(p, "/w")
-			if ok != tt.wantOK || got != tt.want {
-				t.Fatalf("RuleFor = %+v, %v; want %+v, %v", got, ok, tt.want, tt.wantOK)
-			}
-			if ok {
-				if err := got.Validate(); err != nil {
-					t.Fatalf("derived rule invalid: %v", err)
-				}
 			}
 		})
 	}

@@ -31,8 +31,12 @@ type Config struct {
 	// every approval and change channel settings.
 	AllowedUsers []string
 	Admins       []string
-	MaxSessions  int
-	IdleTimeout  time.Duration
+	// ProtectedPaths are the bot's own files and directories (database,
+	// WAL, crypto store, keys): no rule, grant or mode lets a tool touch
+	// them.
+	ProtectedPaths []string
+	MaxSessions    int
+	IdleTimeout    time.Duration
 	// ApprovalTimeout is how long an approval waits before it expires.
 	ApprovalTimeout time.Duration
 	MaxLineBytes    int
@@ -42,6 +46,13 @@ type Config struct {
 	StopGrace time.Duration
 	Logger    *slog.Logger
 	Now       func() time.Time
+
+	// Per-user quotas (admins are exempt). MaxThreadsPerUser caps the live
+	// plus waiting sessions started by one user's messages (scheduled runs
+	// are not counted); MaxSchedulesPerUser caps the schedules one user
+	// created. 0 takes the default (3 and 10); negative means no cap.
+	MaxThreadsPerUser   int
+	MaxSchedulesPerUser int
 }
 
 func (c *Config) defaults() {
@@ -74,6 +85,12 @@ func (c *Config) defaults() {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.MaxThreadsPerUser == 0 {
+		c.MaxThreadsPerUser = 3
+	}
+	if c.MaxSchedulesPerUser == 0 {
+		c.MaxSchedulesPerUser = 10
 	}
 }
 
@@ -464,6 +481,24 @@ func parseMessageRef(s string) (adapters.MessageRef, bool) {
 	return adapters.MessageRef{Thread: t, ID: s[i+1:]}, ok
 }
 
-var validModes = []string{"default", "acceptEdits", "plan"}
+// Permission modes a thread may be in.
+const (
+	modeDefault     = "default"
+	modeAcceptEdits = "acceptEdits"
+	modePlan        = "plan"
+)
+
+var validModes = []string{modeDefault, modeAcceptEdits, modePlan}
+
+// cliMode is the mode the CLI runs in for a thread's mode. The CLI's own
+// acceptEdits also runs shell commands that write files without asking,
+// so the bot keeps it in default and gives acceptEdits its documented
+// meaning itself (approvals.AcceptEdit).
+func cliMode(m string) string {
+	if m == modePlan {
+		return modePlan
+	}
+	return modeDefault
+}
 
 func validMode(m string) bool { return slices.Contains(validModes, m) }

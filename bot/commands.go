@@ -8,20 +8,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
 	"github.com/claudeops/claudeops/store"
 )
 
-// command is one word of the chat surface. A message is a command only when
-// it has the command's exact shape ("stop" alone, "mode plan"), so that a
-// prompt such as "status of the build?" still goes to Claude.
+// command is one word of the chat surface. A message whose first word is
+// a command word is a command: when the rest does not fit, the usage goes
+// back and nothing reaches Claude (to ask Claude, start the message with
+// another word).
 type command struct {
 	name  string
 	usage string
 	help  string
 	admin bool // some forms need an admin
+	// owner: changing forms are for the thread's starter and admins.
+	owner bool
 	// args says how many words may follow: min and max (-1: any).
 	min, max int
 	run      func(w *worker, ctx context.Context, ev adapters.Event, args []string)
@@ -33,17 +37,19 @@ func init() {
 	commands = []command{
 		{name: "help", usage: "help", help: "list the commands", run: (*worker).cmdHelp},
 		{name: "status", usage: "status", help: "this thread's session: state, model, mode, queue, cost; live sessions overall", run: (*worker).cmdStatus},
-		{name: "stop", usage: "stop", help: "interrupt the running turn and drop queued messages", run: (*worker).cmdStop},
-		{name: "new", usage: "new", help: "end this thread's session; the next message starts a fresh one", run: (*worker).cmdNew},
-		{name: "mode", usage: "mode <default|acceptEdits|plan>", help: "switch the permission mode", max: 1, run: (*worker).cmdMode},
-		{name: "model", usage: "model <name>", help: "switch the model (`model default` resets it)", max: 1, run: (*worker).cmdModel},
+		{name: "stop", usage: "stop", help: "interrupt the running turn and drop queued messages", owner: true, run: (*worker).cmdStop},
+		{name: "new", usage: "new", help: "end this thread's session; the next message starts a fresh one", owner: true, run: (*worker).cmdNew},
+		{name: "mode", usage: "mode <default|acceptEdits|plan>", help: "switch the permission mode", owner: true, max: 1, run: (*worker).cmdMode},
+		{name: "model", usage: "model <name>", help: "switch the model (`model default` resets it)", owner: true, max: 1, run: (*worker).cmdModel},
 		{name: "cost", usage: "cost", help: "usage and cost of this thread, and of the channel today", run: (*worker).cmdCost},
 		{name: "cwd", usage: "cwd [path]", help: "show, or (admins) set, the channel's working directory", max: 1, admin: true, run: (*worker).cmdCwd},
-		{name: "rules", usage: "rules | rules add <allow|deny> <Tool>[(<pattern>)] | rules rm <id>", help: "the channel's permission rules (changes: admins)", max: 3, admin: true, run: (*worker).cmdRules},
+		{name: "rules", usage: "rules | rules add <allow|deny> <Tool>[(<pattern>)] | rules rm <id>", help: "the channel's permission rules (changes: admins)", max: -1, admin: true, run: (*worker).cmdRules},
 	}
 }
 
-// runCommand runs text as a command if it is one.
+// runCommand runs text as a command if its first word is one; a command
+// that does not parse gets its usage back. It reports whether text was a
+// command.
 func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string) bool {
 	fields := strings.Fields(text)
 	if len(fields) == 0 {
@@ -52,11 +58,20 @@ func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string)
 	name := strings.ToLower(fields[0])
 	args := fields[1:]
 	for _, c := range commands {
-		if c.name != name || len(args) < c.min || (c.max >= 0 && len(args) > c.max) {
+		if c.name != name {
 			continue
 		}
-		if c.name == "rules" && len(args) > 0 && !validRulesArgs(args) {
-			return false
+		if len(args) < c.min || (c.max >= 0 && len(args) > c.max) || (c.name == "rules" && !validRulesArgs(args)) {
+			w.reply(ctx, fmt.Sprintf("Usage: `%s`. (Commands take the whole message; to ask Claude, begin with another word.)", c.usage))
+			return true
+		}
+		if c.owner && (len(args) > 0 || c.max == 0) && !w.mayChange(ev.User.ID) {
+			w.refuseChange(ctx, ev.User, "use `"+c.name+"` in this thread")
+			return true
+		}
+		if c.name == "rules" && len(args) > 0 && args[0] == "add" {
+			// The rule is the rest of the line, spaces and all.
+			args = rulesAddArgs(text)
 		}
 		w.log.Info("command", "name", c.name, "user", ev.User.ID)
 		c.run(w, ctx, ev, args)
@@ -65,14 +80,33 @@ func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string)
 	return false
 }
 
+// validRulesArgs: "rules", "rules add <allow|deny> <rule…>", "rules rm <id>".
 func validRulesArgs(args []string) bool {
-	switch args[0] {
-	case "add":
-		return len(args) == 3
-	case "rm":
+	switch {
+	case len(args) == 0:
+		return true
+	case args[0] == "add":
+		return len(args) >= 3 && (strings.EqualFold(args[1], "allow") || strings.EqualFold(args[1], "deny"))
+	case args[0] == "rm":
 		return len(args) == 2
 	}
 	return false
+}
+
+// rulesAddArgs splits "rules add <effect> <rule…>" into add, the effect
+// and the rest of the line as one argument.
+func rulesAddArgs(text string) []string {
+	rest := strings.TrimSpace(text)
+	var words []string
+	for range 3 {
+		i := strings.IndexFunc(rest, unicode.IsSpace)
+		if i < 0 {
+			return append(words, rest)
+		}
+		words = append(words, rest[:i])
+		rest = strings.TrimSpace(rest[i:])
+	}
+	return []string{words[1], strings.ToLower(words[2]), rest}
 }
 
 func (w *worker) reply(ctx context.Context, text string) { w.notice(ctx, text, false) }
@@ -80,7 +114,7 @@ func (w *worker) reply(ctx context.Context, text string) { w.notice(ctx, text, f
 func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {
 	admin := w.b.isAdmin(ev.User.ID)
 	var b strings.Builder
-	b.WriteString("Commands (anything else is a prompt for Claude):\n")
+	b.WriteString("Commands (a message that starts with any other word is a prompt for Claude):\n")
 	for _, c := range commands {
 		usage := c.usage
 		if c.admin && !admin {
@@ -94,7 +128,7 @@ func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {
 		fmt.Fprintf(&b, "• `%s` — %s\n", usage, c.help)
 	}
 	b.WriteString("• `schedule add \"<cron spec>\" <prompt>` · `schedule list` · `schedule runs|run|pause|resume|rm <id>` — recurring prompts posting into this channel\n")
-	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow always` or `deny [reason]`; answer questions with the option number(s) or your own words.")
+	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow folder`, `allow always` (admins) or `deny [reason]`; with several prompts open, name one: `allow 2`, `deny 2 [reason]`, `#2 <answer>`. Answer questions with the option number(s) or your own words. A thread's starter and admins may decide, stop it, and change its mode and model; everyone else may talk in it.")
 	w.reply(ctx, b.String())
 }
 
@@ -190,7 +224,7 @@ func (w *worker) cmdMode(ctx context.Context, ev adapters.Event, args []string) 
 	if w.proc != nil {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		if _, err := w.proc.SetPermissionMode(cctx, mode); err != nil {
+		if _, err := w.proc.SetPermissionMode(cctx, cliMode(mode)); err != nil {
 			w.reply(ctx, "Could not switch the mode: "+err.Error())
 			return
 		}
@@ -308,10 +342,6 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 	switch args[0] {
 	case "add":
 		effect := args[1]
-		if effect != "allow" && effect != "deny" {
-			w.reply(ctx, "Usage: rules add <allow|deny> <Tool>[(<pattern>)]")
-			return
-		}
 		tool, pattern, err := approvals.ParseRule(args[2])
 		if err != nil {
 			w.reply(ctx, "Not a rule: "+err.Error())
@@ -323,6 +353,9 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 			return
 		}
 		w.b.audit(ctx, w.key, ev.User.ID, "rules add", effect, args[2], true)
+		if effect == "deny" {
+			w.b.rulesChanged(w.ref.ChannelKey())
+		}
 		w.reply(ctx, fmt.Sprintf("Rule %d: %s %s in this channel.", id, effect, args[2]))
 	case "rm":
 		id, err := strconv.ParseInt(args[1], 10, 64)
@@ -342,7 +375,7 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 			w.reply(ctx, fmt.Sprintf("There is no rule %d.", id))
 		default:
 			w.b.audit(ctx, w.key, ev.User.ID, "rules rm", args[1], "", true)
-			w.reply(ctx, fmt.Sprintf("Rule %d removed.", id))
+			w.reply(ctx, fmt.Sprintf("Rule %d removed. (A live session that was refusing it keeps doing so until it restarts: `new`, or after it idles.)", id))
 		}
 	}
 }

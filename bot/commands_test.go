@@ -15,15 +15,23 @@ func TestConsoleCommands(t *testing.T) {
 	}
 
 	h.say("help")
-	h.expect(`^\[main\] \* Commands \(anything else is a prompt for Claude\):$`)
+	h.expect(`^\[main\] \* Commands \(a message that starts with any other word is a prompt for Claude\):$`)
 	h.expect("• `rules \\| rules add <allow\\|deny> <Tool>\\[\\(<pattern>\\)\\] \\| rules rm <id>`")
 	h.say("/as bob help")
 	h.expect("• `cwd` — show, or \\(admins\\) set")
 
 	h.say("status")
 	h.expect(`State: no session yet`)
-	h.say("status of the build?") // not a command: a prompt
-	h.expect(`claude: ok: status of the build\?`)
+	// A message starting with a command word is a command; one that does
+	// not parse gets the usage and never reaches Claude.
+	h.say("status of the build?")
+	h.expect("Usage: `status`\\. \\(Commands take the whole message; to ask Claude, begin with another word\\.\\)")
+	h.say("what is the status of the build?")
+	h.expect(`claude: ok: what is the status of the build\?`)
+	for _, bad := range []string{"rules add", "rules add allow", "rules add maybe Bash", "rules rm", "rules list all", "mode plan now", "stop now"} {
+		h.say(bad)
+		h.expect("Usage: `")
+	}
 
 	h.say("mode plan")
 	h.expect(`^\[main\] \* Mode: plan\.$`)
@@ -60,10 +68,19 @@ func TestConsoleCommands(t *testing.T) {
 	h.expect(`\(to bob\) Only admins can change permission rules\.`)
 	h.say("rules add allow Bash(")
 	h.expect(`Not a rule: `)
+	// A rule is the rest of the line, spaces included.
+	h.say("rules add  DENY   Bash(git push --force:*)")
+	h.expect(`Rule \d+: deny Bash\(git push --force:\*\) in this channel\.`)
+	h.say("rules add allow Bash(git status:*)")
+	h.expect(`Rule \d+: allow Bash\(git status:\*\) in this channel\.`)
 	h.say("rules")
 	h.expect(`^\[main\] \* ` + id + `\. deny Bash\(rm:\*\) \(channel\)$`)
+	h.expect(`\. deny Bash\(git push --force:\*\) \(channel\)$`)
+	h.expect(`\. allow Bash\(git status:\*\) \(channel\)$`)
+	// The deny rule reaches the live session: the CLI refuses rm itself
+	// (the bot's own rules are the first line; see TestTrustDenyRulesReachTheCLI).
 	h.say("run rm -rf stuff")
-	h.expect(`Bash was denied by the rule ` + "`deny Bash\\(rm:\\*\\)`")
+	h.expect(`claude: tool result: .*[Pp]ermission`)
 	h.say("rules rm " + id)
 	h.expect(`Rule ` + id + ` removed\.`)
 	h.say("rules rm 999")

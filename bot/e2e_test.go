@@ -120,8 +120,8 @@ func TestConsoleRefusedApprover(t *testing.T) {
 	h.expect(`! approval ` + id + `: Allowed by operator$`)
 	h.expect(`— ✓`)
 	h.say("/as bob allow")
-	// No approval is open any more: "allow" is a prompt for Claude now.
-	h.expect(`claude: ok: (.* / )?allow$`)
+	// No approval is open any more: "allow" decides nothing, and says so.
+	h.expect(`\(to bob\) No request is waiting for a decision in this thread\.$`)
 
 	var refused int
 	audit, _ := h.st.AuditLog(context.Background(), "", 100)
@@ -217,8 +217,8 @@ func TestConsoleRestartExpiresApprovalAndResumes(t *testing.T) {
 		t.Errorf("approval after restart: %+v %v %v", a, ok, err)
 	}
 	h.say("allow")
-	// Nothing is pending any more, so "allow" is a prompt in the resumed session.
-	h.expect(`claude: ok: (.* / )?allow$`)
+	// Nothing is pending any more: "allow" decides nothing, and says so.
+	h.expect(`\(to operator\) No request is waiting for a decision in this thread\.$`)
 	h.say("recall")
 	h.expect(`claude: I remember pineapple`)
 	if _, err := os.Stat(filepath.Join(h.workdir, "never.txt")); !os.IsNotExist(err) {

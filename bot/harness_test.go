@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
@@ -65,6 +67,8 @@ type harness struct {
 	workdir string
 	db      string
 	mod     func(*Config)
+	// wrap, when set, stands between the bot and the console adapter.
+	wrap func(adapters.Adapter) adapters.Adapter
 
 	st     *store.Store
 	b      *Bot
@@ -77,7 +81,14 @@ type harness struct {
 
 func newHarness(t *testing.T, script fakeanthropic.Script, mod func(*Config)) *harness {
 	t.Helper()
+	return newHarnessWrapped(t, script, mod, nil)
+}
+
+// newHarnessWrapped is newHarness with wrap around the console adapter.
+func newHarnessWrapped(t *testing.T, script fakeanthropic.Script, mod func(*Config), wrap func(adapters.Adapter) adapters.Adapter) *harness {
+	t.Helper()
 	h := &harness{
+		wrap:    wrap,
 		t:       t,
 		bin:     testcli.Bin(t),
 		home:    t.TempDir(),
@@ -135,7 +146,11 @@ func (h *harness) startBot() {
 	}
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
 	b := New(cfg, st)
-	b.AddAdapter(con)
+	var ad adapters.Adapter = con
+	if h.wrap != nil {
+		ad = h.wrap(con)
+	}
+	b.AddAdapter(ad)
 	if err := b.Recover(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
@@ -218,6 +233,10 @@ func (h *harness) absent(from int, pattern string) {
 // last thing the user typed:
 //
 //	run <command>     asks to run a Bash command, then reports its output
+//	runq <json str>   the same with a command given as a JSON string (lines)
+//	run2 <a> ;; <b>   asks to run two Bash commands in one reply
+//	write <path> <t>  asks to write t to path (the Write tool)
+//	agents2 <a> ;; <b> starts two background subagents with prompts a and b
 //	ask one / ask two asks a single-select question / two multi-select ones
 //	slow <word>       streams slowly until released (hold channel)
 //	recall            says whether the history mentions "pineapple"
@@ -235,6 +254,27 @@ func script(hold <-chan struct{}) fakeanthropic.Script {
 			text = text[i+1:]
 		}
 		switch {
+		case strings.HasPrefix(text, "runq "):
+			var cmd string
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(text, "runq ")), &cmd); err != nil {
+				return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("bad runq: " + err.Error())}}
+			}
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": cmd, "description": "as asked"})}}
+		case strings.HasPrefix(text, "run2 "):
+			a, b, _ := strings.Cut(strings.TrimPrefix(text, "run2 "), " ;; ")
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{
+				fakeanthropic.ToolUse("Bash", map[string]string{"command": a, "description": "first"}),
+				fakeanthropic.ToolUse("Bash", map[string]string{"command": b, "description": "second"}),
+			}}
+		case strings.HasPrefix(text, "agents2 "):
+			a, b, _ := strings.Cut(strings.TrimPrefix(text, "agents2 "), " ;; ")
+			agent := func(n int, prompt string) fakeanthropic.Block {
+				return fakeanthropic.ToolUse("Agent", map[string]any{"description": fmt.Sprintf("agent %d", n), "prompt": prompt, "subagent_type": "general-purpose", "run_in_background": true})
+			}
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{agent(1, a), agent(2, b)}}
+		case strings.HasPrefix(text, "write "):
+			path, content, _ := strings.Cut(strings.TrimPrefix(text, "write "), " ")
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Write", map[string]string{"file_path": path, "content": content})}}
 		case strings.HasPrefix(text, "run "):
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": strings.TrimPrefix(text, "run "), "description": "as asked"})}}
 		case text == "ask one":

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/claudeops/claudeops/adapters"
@@ -18,45 +21,26 @@ import (
 type promptState struct {
 	id        string
 	requestID string
-	prompt    adapters.Prompt
-	ref       *adapters.MessageRef
-	open      bool
+	// num names the prompt in its thread ("#2", "allow 2").
+	num    int
+	prompt adapters.Prompt
+	ref    *adapters.MessageRef
+	open   bool
+	// call is what an approval asks, as the rules read it.
+	call approvals.Call
 	// answers collects typed answers of a multi-question prompt, by index.
 	questions []approvals.Question
 	answers   map[int]string
 }
 
-// maxDetail bounds what a prompt shows of a tool's input; the full input is
-// stored with the approval.
-const maxDetail = 2000
-
 func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest) {
 	c := cr.CanUseTool
 	log := w.log.With("request", cr.RequestID, "tool", c.ToolName)
-	cwd := w.cwd(ctx)
-	question := c.ToolName == "AskUserQuestion"
+	call := w.call(ctx, c.ToolName, c.Input)
+	question := c.ToolName == approvals.ToolAskUserQuestion
 
-	if !question {
-		rules, err := w.rules(ctx)
-		if err != nil {
-			log.Error("load rules", "err", err)
-		}
-		switch effect, rule := approvals.Evaluate(rules, w.ref.ChannelKey(), w.key, c.ToolName, c.Input, cwd); effect {
-		case approvals.EffectDeny:
-			msg := fmt.Sprintf("Denied by the rule %q (%s scope).", "deny "+rule.Spec(), rule.Scope)
-			if err := w.proc.Deny(cr.RequestID, msg, false); err != nil {
-				log.Warn("answer can_use_tool", "err", err)
-			}
-			w.b.audit(ctx, w.key, "rule", "deny", c.ToolName, rule.Spec(), true)
-			w.notice(ctx, fmt.Sprintf("%s was denied by the rule `deny %s`.", c.ToolName, rule.Spec()), false)
-			return
-		case approvals.EffectAllow:
-			if err := w.proc.Allow(cr.RequestID, c.Input, nil); err != nil {
-				log.Warn("answer can_use_tool", "err", err)
-			}
-			w.b.audit(ctx, w.key, "rule", "allow", c.ToolName, rule.Spec(), true)
-			return
-		}
+	if !question && w.settledByRules(ctx, cr, call) {
+		return
 	}
 
 	if w.unattended() {
@@ -98,7 +82,8 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		log.Error("store approval", "err", err)
 	}
 	w.flush(ctx, false)
-	ps := &promptState{id: p.ID, requestID: cr.RequestID, open: true, questions: qs, answers: map[int]string{}}
+	w.promptSeq++
+	ps := &promptState{id: p.ID, requestID: cr.RequestID, num: w.promptSeq, call: call, open: true, questions: qs, answers: map[int]string{}}
 	shown := *c
 	if in := bytes.TrimSpace(c.Input); (len(in) == 0 || string(in) == "{}") && len(w.toolInputs[c.ToolUseID]) > 0 {
 		// 2.1.330 asks about ExitPlanMode with an empty input; show the
@@ -107,21 +92,149 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		shown.Input = w.toolInputs[c.ToolUseID]
 	}
 	ps.prompt = buildPrompt(p.ID, &shown, qs)
+	ps.prompt.Title = fmt.Sprintf("%s · prompt #%d", ps.prompt.Title, ps.num)
+	if !question {
+		ps.prompt.Choices = w.offeredChoices(call)
+	}
+	ps.prompt.Note = w.promptNote(ps)
+	w.prompts[p.ID] = ps
 	ref, err := w.ad.Ask(ctx, w.ref, ps.prompt)
 	if err != nil {
+		// Fail closed: nobody can decide what nobody could see whole.
 		log.Error("show prompt", "err", err)
-	} else {
-		ps.ref = &ref
-		if err := w.b.store.SetApprovalPromptRef(ctx, p.ID, formatMessageRef(ref)); err != nil {
-			log.Error("store approval prompt ref", "err", err)
+		w.failPrompt(ctx, ps, "the prompt could not be shown: "+err.Error())
+		return
+	}
+	ps.ref = &ref
+	if err := w.b.store.SetApprovalPromptRef(ctx, p.ID, formatMessageRef(ref)); err != nil {
+		log.Error("store approval prompt ref", "err", err)
+	}
+	w.updateIdle()
+}
+
+// settledByRules decides a tool call without a person when a rule, or the
+// thread's acceptEdits mode, settles it; it reports whether it did.
+func (w *worker) settledByRules(ctx context.Context, cr *claudeproc.ControlRequest, call approvals.Call) bool {
+	c := cr.CanUseTool
+	log := w.log.With("request", cr.RequestID, "tool", c.ToolName)
+	rules, err := w.rules(ctx)
+	if err != nil {
+		log.Error("load rules", "err", err)
+	}
+	switch effect, rule := approvals.EvaluateCall(rules, call); effect {
+	case approvals.EffectDeny:
+		msg := fmt.Sprintf("Denied by the rule %q (%s scope).", "deny "+rule.Spec(), rule.Scope)
+		if err := w.proc.Deny(cr.RequestID, msg, false); err != nil {
+			log.Warn("answer can_use_tool", "err", err)
+		}
+		w.b.audit(ctx, w.key, "rule", "deny", c.ToolName, rule.Spec(), true)
+		w.notice(ctx, fmt.Sprintf("%s was denied by the rule `deny %s`.", c.ToolName, rule.Spec()), false)
+		return true
+	case approvals.EffectAllow:
+		if err := w.proc.Allow(cr.RequestID, c.Input, nil); err != nil {
+			log.Warn("answer can_use_tool", "err", err)
+		}
+		w.b.audit(ctx, w.key, "rule", "allow", c.ToolName, rule.Spec(), true)
+		return true
+	}
+	if w.thread.Mode == modeAcceptEdits && approvals.AcceptEdit(call) {
+		// The CLI runs in default mode (its own acceptEdits also runs
+		// shell writes unasked); the bot gives the mode its meaning.
+		if err := w.proc.Allow(cr.RequestID, c.Input, nil); err != nil {
+			log.Warn("answer can_use_tool", "err", err)
+		}
+		w.b.audit(ctx, w.key, "mode", "allow", c.ToolName, modeAcceptEdits, true)
+		return true
+	}
+	return false
+}
+
+// call is a tool call of this thread as the rules read it, its path's
+// symlinks resolved.
+func (w *worker) call(ctx context.Context, tool string, input json.RawMessage) approvals.Call {
+	c := approvals.Call{
+		ChannelKey: w.ref.ChannelKey(), ThreadKey: w.key, Tool: tool, Input: input,
+		Cwd: w.cwd(ctx), Own: w.b.cfg.ProtectedPaths,
+	}
+	if p, ok := approvals.CallPath(c); ok {
+		c.Resolved = resolveExisting(p)
+	}
+	return c
+}
+
+// resolveExisting resolves the symlinks of the longest existing prefix of
+// the absolute path p (a file about to be written may not exist yet).
+func resolveExisting(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if dir == "/" || dir == "." {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}
+
+// offeredChoices are the choices of an approval prompt: Allow, the grants
+// that can describe the call, Deny. "Always allow" makes a channel rule,
+// so it is offered only in threads an admin started (an admin deciding in
+// someone else's thread can still type it).
+func (w *worker) offeredChoices(call approvals.Call) []adapters.Choice {
+	ok := map[string]bool{adapters.ChoiceAllow: true, adapters.ChoiceDeny: true}
+	for _, g := range approvals.GrantChoices(call) {
+		if g != approvals.ChoiceAllowAlways || w.b.isAdmin(w.thread.StartedBy) {
+			ok[string(g)] = true
 		}
 	}
-	w.prompts[p.ID] = ps
+	var out []adapters.Choice
+	for _, c := range adapters.ApprovalChoices {
+		if ok[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// promptNote says how to name the prompt and what each grant would allow.
+func (w *worker) promptNote(ps *promptState) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Prompt #%d (id `%s`): with several open, name it: `allow %d`, `deny %d [reason]`.", ps.num, ps.id[:6], ps.num, ps.num)
+	for _, c := range ps.prompt.Choices {
+		r, ok := approvals.GrantRule(ps.call, approvals.Choice(c.ID))
+		if !ok {
+			continue
+		}
+		where := "in this thread"
+		if r.Scope == approvals.ScopeChannel {
+			where = "in this channel, every thread and scheduled run"
+		}
+		fmt.Fprintf(&b, "\n%s: `%s` %s.", c.Label, r.Spec(), where)
+	}
+	if approvals.Protected(ps.call) {
+		b.WriteString("\nThis file configures Claude Code, git or the bot: it is decided one call at a time.")
+	}
+	return b.String()
+}
+
+// failPrompt denies a request that could not be put before a person.
+func (w *worker) failPrompt(ctx context.Context, ps *promptState, why string) {
+	if err := w.procDeny(ps.requestID, "Denied: "+why); err != nil {
+		w.log.Warn("deny unshown request", "err", err)
+	}
+	if p, ok := w.b.reg.Cancel(ps.requestID); ok {
+		w.persistDecision(ctx, p.ID, store.Approval{State: string(approvals.StateCancelled), Reason: why, DecidedAt: w.b.now()})
+	}
+	w.b.reg.Forget(ps.id)
+	w.b.audit(ctx, w.key, "bot", "deny", ps.prompt.Tool, why, true)
+	delete(w.prompts, ps.id)
+	w.notice(ctx, fmt.Sprintf("%s was denied: %s.", ps.prompt.Tool, why), true)
 	w.updateIdle()
 }
 
 func buildPrompt(id string, c *claudeproc.CanUseTool, qs []approvals.Question) adapters.Prompt {
-	if c.ToolName == "AskUserQuestion" {
+	if c.ToolName == approvals.ToolAskUserQuestion {
 		p := adapters.Prompt{ID: id, Kind: adapters.PromptQuestion, Title: "Claude asks", Tool: c.ToolName}
 		for _, q := range qs {
 			aq := adapters.Question{Text: q.Text, Header: q.Header, Multi: q.Multi}
@@ -134,11 +247,12 @@ func buildPrompt(id string, c *claudeproc.CanUseTool, qs []approvals.Question) a
 	}
 	title := c.ToolName + " wants to run"
 	if c.Description != "" {
-		title += ": " + oneLine(c.Description)
+		title += ": " + shorten(oneLine(c.Description), 200)
 	}
+	// The detail is whole: the adapter uploads what does not fit.
 	return adapters.Prompt{
 		ID: id, Kind: adapters.PromptApproval, Title: title, Tool: c.ToolName,
-		Detail: shorten(approvalDetail(c), maxDetail), Choices: adapters.ApprovalChoices,
+		Detail: approvalDetail(c), Choices: choicesByID(adapters.ChoiceAllow, adapters.ChoiceDeny),
 	}
 }
 
@@ -196,7 +310,11 @@ func (w *worker) rules(ctx context.Context) ([]approvals.Rule, error) {
 
 // onAction handles a click: the Stop button, or a choice on a prompt.
 func (w *worker) onAction(ctx context.Context, ev adapters.Event) {
-	if ev.Choice == "stop" {
+	if ev.Choice == adapters.ChoiceStop {
+		if !w.mayChange(ev.User.ID) {
+			w.refuseChange(ctx, ev.User, "stop this thread")
+			return
+		}
 		w.cmdStop(ctx, ev, nil)
 		return
 	}
@@ -211,7 +329,7 @@ func (w *worker) onAction(ctx context.Context, ev adapters.Event) {
 		return
 	}
 	if ps.prompt.Kind == adapters.PromptQuestion {
-		if ev.Choice == "deny" {
+		if ev.Choice == adapters.ChoiceDeny {
 			w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.ChoiceDeny, Reason: ev.Reason})
 			return
 		}
@@ -222,48 +340,184 @@ func (w *worker) onAction(ctx context.Context, ev adapters.Event) {
 		w.answerValues(ctx, ps, ev.User, ev.Values)
 		return
 	}
-	choice := approvals.Choice(ev.Choice)
-	switch choice {
-	case approvals.ChoiceAllow, approvals.ChoiceAllowThread, approvals.ChoiceAllowAlways, approvals.ChoiceDeny:
-	default:
-		w.b.audit(ctx, w.key, ev.User.ID, "refused", ps.id, "unknown choice "+ev.Choice, false)
+	if !offers(ps.prompt, ev.Choice) && ev.Choice != adapters.ChoiceAllowAlways {
+		w.b.audit(ctx, w.key, ev.User.ID, "refused", ps.id, "choice not offered: "+ev.Choice, false)
+		w.b.tell(ctx, w.ref, ev.User, "That choice is not offered for this request.")
 		return
 	}
-	w.decide(ctx, ps, ev.User, approvals.Decision{Choice: choice, Reason: ev.Reason})
+	w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.Choice(ev.Choice), Reason: ev.Reason})
 }
 
-// typedReply resolves the oldest open prompt of the thread from a typed
-// message: "allow", "allow thread", "allow always", "deny [reason]", or
-// option numbers / free text for a question. It reports whether the message
-// was taken as a reply.
-func (w *worker) typedReply(ctx context.Context, ev adapters.Event, text string) bool {
-	ps := w.oldestOpen()
-	if ps == nil {
-		return false
+// offers reports whether the prompt offers the choice.
+func offers(p adapters.Prompt, id string) bool {
+	for _, c := range p.Choices {
+		if c.ID == id {
+			return true
+		}
 	}
-	if ps.prompt.Kind == adapters.PromptApproval {
-		choice, reason, ok := approvals.ParseChoice(text)
-		if !ok {
+	return false
+}
+
+func choicesByID(ids ...string) []adapters.Choice {
+	var out []adapters.Choice
+	for _, c := range adapters.ApprovalChoices {
+		if slices.Contains(ids, c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// typedReply takes a typed message as a decision when it is one: "allow
+// [thread|folder|always] [ref]", "deny [ref] [reason]", "#N <answer>", or,
+// from someone who may decide, option numbers or words answering the one
+// open question. With more than one prompt open a decision must name its
+// prompt. It reports whether the message was taken (it then never reaches
+// Claude).
+func (w *worker) typedReply(ctx context.Context, ev adapters.Event, text string) bool {
+	open := w.openPrompts()
+	td, isDecision := parseTypedReply(text)
+	if !isDecision {
+		// Free text answers the one open question, from someone who may
+		// decide; from anyone else it is talk for Claude.
+		if len(open) != 1 || open[0].prompt.Kind != adapters.PromptQuestion || !w.mayChange(ev.User.ID) {
 			return false
 		}
-		w.decide(ctx, ps, ev.User, approvals.Decision{Choice: choice, Reason: reason})
+		w.answerValues(ctx, open[0], ev.User, []string{text})
 		return true
 	}
-	if choice, reason, ok := approvals.ParseChoice(text); ok && choice == approvals.ChoiceDeny {
-		w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.ChoiceDeny, Reason: reason})
+	if len(open) == 0 {
+		if td.Choice == approvals.ChoiceDeny && td.Reason != "" && td.Ref == "" {
+			return false // "deny the rumours…": talk, nothing to decide
+		}
+		w.b.tell(ctx, w.ref, ev.User, "No request is waiting for a decision in this thread.")
 		return true
 	}
-	w.answerValues(ctx, ps, ev.User, []string{text})
+	ps, why := resolveRef(open, &td)
+	if ps == nil {
+		w.b.tell(ctx, w.ref, ev.User, why)
+		return true
+	}
+	if ps.prompt.Kind == adapters.PromptQuestion {
+		switch {
+		case td.Choice == approvals.ChoiceDeny:
+			w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.ChoiceDeny, Reason: td.Reason})
+		case td.answer != "":
+			w.answerValues(ctx, ps, ev.User, []string{td.answer})
+		default:
+			w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf("Prompt #%d is a question: answer it with an option number or your own words (`#%d <answer>`).", ps.num, ps.num))
+		}
+		return true
+	}
+	if td.Choice == "" {
+		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf("Prompt #%d wants `allow %d` or `deny %d [reason]`.", ps.num, ps.num, ps.num))
+		return true
+	}
+	if !offers(ps.prompt, string(td.Choice)) && td.Choice != approvals.ChoiceAllowAlways {
+		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf("`%s` is not offered for prompt #%d.", adapterTyped(td.Choice), ps.num))
+		return true
+	}
+	w.decide(ctx, ps, ev.User, approvals.Decision{Choice: td.Choice, Reason: td.Reason})
 	return true
 }
 
-func (w *worker) oldestOpen() *promptState {
-	for _, p := range w.b.reg.PendingFor(w.key) {
-		if ps := w.prompts[p.ID]; ps != nil && ps.open {
-			return ps
+// typedDecision is a parsed typed decision, or "#N <answer>" for a
+// question (Choice "", answer set).
+type typedDecision struct {
+	approvals.Typed
+	answer string
+	// full is what followed "deny", for a deny whose first word turns out
+	// not to name a prompt.
+	full string
+}
+
+// parseTypedReply reads a typed decision, also in the form "#N <decision
+// or answer>".
+func parseTypedReply(text string) (typedDecision, bool) {
+	text = strings.TrimSpace(text)
+	if t, ok := approvals.ParseTyped(text); ok {
+		return typedDecision{Typed: t, full: afterFirstWord(text)}, true
+	}
+	first, rest, _ := strings.Cut(text, " ")
+	n, ok := strings.CutPrefix(first, "#")
+	if !ok || n == "" || len(n) > 6 || strings.Trim(n, "0123456789") != "" {
+		return typedDecision{}, false
+	}
+	rest = strings.TrimSpace(rest)
+	if t, ok := approvals.ParseTyped(rest); ok && (t.Ref == "" || t.RefOrReason) {
+		t.Ref, t.RefOrReason = n, false
+		if t.Choice == approvals.ChoiceDeny {
+			t.Reason = afterFirstWord(rest)
+		}
+		return typedDecision{Typed: t}, true
+	}
+	if rest == "" {
+		return typedDecision{}, false
+	}
+	return typedDecision{Typed: approvals.Typed{Ref: n}, answer: rest}, true
+}
+
+func afterFirstWord(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, " \t\n"); i >= 0 {
+		return strings.TrimSpace(s[i:])
+	}
+	return ""
+}
+
+// resolveRef finds the open prompt td names: by number, by id prefix, or
+// the only one open. A deny's hex-looking first word that names no prompt
+// is read as the start of its reason. When none is found it says why.
+func resolveRef(open []*promptState, td *typedDecision) (*promptState, string) {
+	if td.Ref != "" {
+		var found []*promptState
+		for _, ps := range open {
+			if strconv.Itoa(ps.num) == td.Ref || (len(td.Ref) >= 4 && strings.HasPrefix(ps.id, td.Ref)) {
+				found = append(found, ps)
+			}
+		}
+		switch {
+		case len(found) == 1:
+			return found[0], ""
+		case len(found) > 1:
+			return nil, "That names more than one open prompt. " + listOpen(open)
+		case !td.RefOrReason:
+			return nil, fmt.Sprintf("No open prompt is named %s here. %s", td.Ref, listOpen(open))
+		}
+		td.Ref, td.Reason = "", td.full
+	}
+	if len(open) == 1 {
+		return open[0], ""
+	}
+	return nil, fmt.Sprintf("%d prompts are open: name the one you decide (`allow 2`, `deny 2 [reason]`, or its id). %s", len(open), listOpen(open))
+}
+
+func listOpen(open []*promptState) string {
+	parts := make([]string, 0, len(open))
+	for _, ps := range open {
+		parts = append(parts, fmt.Sprintf("#%d %s (id %s)", ps.num, ps.prompt.Tool, ps.id[:6]))
+	}
+	return "Open: " + strings.Join(parts, "; ") + "."
+}
+
+func adapterTyped(c approvals.Choice) string {
+	for _, ac := range adapters.ApprovalChoices {
+		if ac.ID == string(c) {
+			return ac.Typed
 		}
 	}
-	return nil
+	return string(c)
+}
+
+// openPrompts are the thread's open prompts, oldest first.
+func (w *worker) openPrompts() []*promptState {
+	var out []*promptState
+	for _, p := range w.b.reg.PendingFor(w.key) {
+		if ps := w.prompts[p.ID]; ps != nil && ps.open {
+			out = append(out, ps)
+		}
+	}
+	return out
 }
 
 // answerValues records the answer to the next unanswered question; when all
@@ -348,6 +602,15 @@ func (w *worker) refuse(ctx context.Context, ps *promptState, user adapters.User
 func (w *worker) decide(ctx context.Context, ps *promptState, user adapters.User, d approvals.Decision) {
 	d.By = user.ID
 	d.At = w.b.now()
+	downgraded := ""
+	if d.Choice == approvals.ChoiceAllowAlways && !w.b.isAdmin(user.ID) && w.mayChange(user.ID) {
+		// A channel rule is for admins; the starter gets the thread grant.
+		d.Choice, downgraded = approvals.ChoiceAllow, " (Always allow is for admins: allowed once)"
+		if _, ok := approvals.GrantRule(ps.call, approvals.ChoiceAllowThread); ok {
+			d.Choice, downgraded = approvals.ChoiceAllowThread, " (Always allow is for admins: for this thread instead)"
+		}
+		w.b.audit(ctx, w.key, user.ID, "refused", ps.id, "allow_always by a non-admin, downgraded to "+string(d.Choice), false)
+	}
 	p, err := w.b.reg.Decide(ps.id, d)
 	if err != nil {
 		var already *approvals.AlreadyDecidedError
@@ -366,7 +629,6 @@ func (w *worker) decide(ctx context.Context, ps *promptState, user adapters.User
 		}
 		return
 	}
-	cwd := w.cwd(ctx)
 	var outcome string
 	var sendErr error
 	switch d.Choice {
@@ -396,9 +658,10 @@ func (w *worker) decide(ctx context.Context, ps *promptState, user adapters.User
 		} else {
 			outcome = "Allowed by " + user.ID
 		}
-		if d.Choice == approvals.ChoiceAllowThread || d.Choice == approvals.ChoiceAllowAlways {
-			outcome += " " + w.saveAllowRule(ctx, p, d, cwd)
+		if d.Choice != approvals.ChoiceAllow {
+			outcome += " " + w.saveAllowRule(ctx, ps.call, d)
 		}
+		outcome += downgraded
 		if sendErr == nil {
 			sendErr = w.procAllow(ps.requestID, in)
 		}
@@ -415,11 +678,10 @@ func (w *worker) decide(ctx context.Context, ps *promptState, user adapters.User
 	w.b.reg.Forget(ps.id)
 }
 
-// saveAllowRule stores the rule an "Allow for thread" or "Always allow"
-// decision makes, and says what it allows. A call no safe rule can describe
-// is allowed once only.
-func (w *worker) saveAllowRule(ctx context.Context, p approvals.Pending, d approvals.Decision, cwd string) string {
-	r, ok := approvals.RuleFor(p, cwd)
+// saveAllowRule stores the rule a grant decision makes, and says what it
+// allows. A call no safe rule can describe is allowed once only.
+func (w *worker) saveAllowRule(ctx context.Context, call approvals.Call, d approvals.Decision) string {
+	r, ok := approvals.GrantRule(call, d.Choice)
 	if !ok {
 		return "(once only: no rule can safely describe this call)"
 	}
@@ -436,7 +698,7 @@ func (w *worker) saveAllowRule(ctx context.Context, p approvals.Pending, d appro
 
 func scopeOf(c approvals.Choice) string {
 	switch c {
-	case approvals.ChoiceAllowThread:
+	case approvals.ChoiceAllowThread, approvals.ChoiceAllowFolder:
 		return "thread"
 	case approvals.ChoiceAllowAlways:
 		return "channel"

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/claudeops/claudeops/adapters"
@@ -126,6 +128,7 @@ func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
 	case *claudeproc.SystemInit:
 		w.started = true
 		w.initial = nil
+		w.keepMode(ctx, e.PermissionMode)
 		if w.turn == nil {
 			// A turn Claude started by itself: a background task finished,
 			// a wakeup or cron fired.
@@ -369,7 +372,9 @@ func keyInput(tool string, raw json.RawMessage) string {
 	var s string
 	switch tool {
 	case "Bash":
-		s = str("command")
+		// Whole, every line: what runs is what people see (the adapter
+		// uploads what does not fit its tool line).
+		return str("command")
 	case "Read", "Write", "Edit", "MultiEdit":
 		s = str("file_path")
 	case "NotebookEdit":
@@ -394,7 +399,11 @@ func keyInput(tool string, raw json.RawMessage) string {
 			}
 		}
 	}
-	return shorten(oneLine(s), 200)
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		// A name with a newline or escape is shown quoted, not cut.
+		return strconv.Quote(s)
+	}
+	return shorten(s, 1000)
 }
 
 // toolStart shows a tool call. Tool lines belong to the worker, not the

@@ -781,14 +781,24 @@ func recordedInputs(t *testing.T, name string) []recordedInput {
 // names.
 func normalizeReplay(lines []string) string {
 	re := regexp.MustCompile(`\b[0-9a-f]{32}\b`)
+	short := regexp.MustCompile("`[0-9a-f]{6}`") // a prompt's short id, after its full id
 	ids := map[string]string{}
+	n := 0
 	var b strings.Builder
 	for _, l := range lines {
 		l = re.ReplaceAllStringFunc(l, func(id string) string {
 			if ids[id] == "" {
-				ids[id] = fmt.Sprintf("<approval-%d>", len(ids)+1)
+				n++
+				ids[id] = fmt.Sprintf("<approval-%d>", n)
+				ids[id[:6]] = fmt.Sprintf("<approval-%d-short>", n)
 			}
 			return ids[id]
+		})
+		l = short.ReplaceAllStringFunc(l, func(m string) string {
+			if n := ids[m[1:7]]; n != "" {
+				return "`" + n + "`"
+			}
+			return m
 		})
 		b.WriteString(l)
 		b.WriteByte('\n')
@@ -912,10 +922,17 @@ func (a recordedInput) prompt() string {
 	return l
 }
 
+// sentTexts are the texts sent to claude, each without the sender line the
+// bot puts first; a text without one is reported as "NO SENDER LINE: …".
 func sentTexts(ms []claudeproc.UserMessage) []string {
 	out := make([]string, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, m.Text)
+		line, rest, _ := strings.Cut(m.Text, "\n")
+		if !strings.HasPrefix(line, "[from ") || !strings.HasSuffix(line, "]") {
+			out = append(out, "NO SENDER LINE: "+m.Text)
+			continue
+		}
+		out = append(out, rest)
 	}
 	return out
 }
@@ -1232,8 +1249,10 @@ func TestReplayCrashWithPendingApproval(t *testing.T) {
 	if got := p.answered(); len(got) != 0 {
 		t.Errorf("a dead process was answered: %+v", got)
 	}
-	// "allow" now is a prompt: nothing is pending.
+	// Nothing is pending: "allow" decides nothing and says so.
 	h.say("allow")
+	see(h, `^\[main\] \* \(to operator\) No request is waiting for a decision in this thread\.$`)
+	h.say("go on")
 	see(h, `^\[main\] \? approval (\w+): Bash wants to run`)
 	if s := cli.started(); len(s) != 2 || s[1].Resume == "" {
 		t.Errorf("starts: %+v", s)

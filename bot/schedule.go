@@ -129,7 +129,9 @@ func (w *worker) unattended() bool {
 func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, text string) bool {
 	rest, ok := cutWord(text, "schedule")
 	if !ok {
-		return false
+		// Every chat message passes here first: a message that would start
+		// a session is subject to the per-user thread limit (quota.go).
+		return w.quotaGate(ctx, ev, text)
 	}
 	sc := w.b.scheduling()
 	if sc == nil {
@@ -184,7 +186,15 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 		return
 	}
 	s.Prompt = prompt
+	scheduleAddMu.Lock()
+	if why := w.scheduleQuota(ctx, ev.User.ID); why != "" {
+		scheduleAddMu.Unlock()
+		w.b.audit(ctx, w.key, ev.User.ID, "refused", "schedule add", why, false)
+		w.reply(ctx, "Not scheduled: "+why)
+		return
+	}
 	added, next, err := sc.Add(ctx, s)
+	scheduleAddMu.Unlock()
 	if err != nil {
 		w.reply(ctx, "Not scheduled: "+err.Error())
 		return
@@ -207,7 +217,10 @@ func (w *worker) scheduleList(ctx context.Context) {
 		state := ""
 		if s.Paused {
 			state = " (paused)"
-		} else if next, err := w.b.scheduling().Next(s, 1); err == nil && len(next) > 0 {
+		} else if next, err := w.b.scheduling().Next(s, 1); err != nil {
+			// Stored but not run (e.g. below CLAUDEOPS_SCHEDULE_MIN_INTERVAL).
+			state = " (not running: " + err.Error() + ")"
+		} else if len(next) > 0 {
 			state = " · next " + formatTimes(next)
 		}
 		lines = append(lines, fmt.Sprintf("%d. `%s` — %s · by %s%s", s.ID, s.Spec, shorten(s.Prompt, 120), s.CreatedBy, state))

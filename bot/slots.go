@@ -10,16 +10,41 @@ import (
 // lives. When all are taken, the least recently used idle holder is asked to
 // give its slot back (its process is stopped; the thread resumes later);
 // when none is idle, threads wait in a FIFO queue and are told their place.
+//
+// Each holder and waiter is attributed to the user whose message made the
+// thread take (or wait for) its slot, as admit recorded it; that is what
+// CLAUDEOPS_MAX_THREADS_PER_USER counts (see quota.go), and a user whose
+// threads wait is told so once, not once per thread.
 type slots struct {
 	mu      sync.Mutex
 	max     int
 	now     func() time.Time
 	held    map[string]*slot
 	waiting []*slotWaiter
+
+	// intents: by thread key, who the thread's next acquire is for
+	// (recorded by admit just before).
+	intents map[string]slotIntent
+	// waitingBy counts each user's waiting threads; noticed: the user was
+	// told their threads queue, and is not told again while any waits.
+	waitingBy map[string]int
+	noticed   map[string]bool
+	// refusedAt: when a user was last told of the per-user limit.
+	refusedAt map[string]time.Time
+}
+
+// slotIntent attributes a thread's next acquire to user; counted: it
+// counts toward the user's limit (false for admins).
+type slotIntent struct {
+	user    string
+	counted bool
+	at      time.Time
 }
 
 type slot struct {
 	key      string
+	user     string
+	counted  bool
 	lastUsed time.Time
 	busy     bool
 	evicting bool
@@ -28,12 +53,18 @@ type slot struct {
 }
 
 type slotWaiter struct {
-	key   string
-	ready chan struct{}
+	key     string
+	user    string
+	counted bool
+	ready   chan struct{}
 }
 
 func newSlots(max int, now func() time.Time) *slots {
-	return &slots{max: max, now: now, held: make(map[string]*slot)}
+	return &slots{
+		max: max, now: now, held: make(map[string]*slot),
+		intents: make(map[string]slotIntent), waitingBy: make(map[string]int),
+		noticed: make(map[string]bool), refusedAt: make(map[string]time.Time),
+	}
 }
 
 func (s *slots) live() int {
@@ -50,37 +81,49 @@ func (s *slots) queued() int {
 
 // acquire takes a slot for key, evicting an idle holder if the cap is
 // reached, or waiting. onQueued is called (without the lock) with the
-// thread's place in the queue when it has to wait. evict is how this holder
-// is asked to give the slot back later.
+// thread's place in the queue when it has to wait, unless the user it is
+// attributed to already has a thread waiting (one notice per user, not per
+// thread). evict is how this holder is asked to give the slot back later.
 func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued func(pos int)) error {
 	s.mu.Lock()
+	in, ok := s.intents[key]
+	delete(s.intents, key)
+	if !ok || s.now().Sub(in.at) > intentTTL {
+		in = slotIntent{} // unattributed: scheduled runs, resumes after a failure
+	}
 	if sl := s.held[key]; sl != nil {
 		sl.lastUsed = s.now()
 		s.mu.Unlock()
 		return nil
 	}
 	if len(s.held) < s.max && len(s.waiting) == 0 {
-		s.take(key, evict)
+		s.take(key, in, evict)
 		s.mu.Unlock()
 		return nil
 	}
-	w := &slotWaiter{key: key, ready: make(chan struct{})}
+	w := &slotWaiter{key: key, user: in.user, counted: in.counted, ready: make(chan struct{})}
 	s.waiting = append(s.waiting, w)
 	pos := len(s.waiting)
+	notify := true
+	if in.user != "" {
+		s.waitingBy[in.user]++
+		notify = !s.noticed[in.user]
+		s.noticed[in.user] = true
+	}
 	s.evictIdle()
 	s.mu.Unlock()
 
 	select {
 	case <-w.ready:
 	default:
-		if onQueued != nil {
+		if onQueued != nil && notify {
 			onQueued(pos)
 		}
 	}
 	select {
 	case <-w.ready:
 		s.mu.Lock()
-		s.take(key, evict)
+		s.take(key, in, evict)
 		s.mu.Unlock()
 		return nil
 	case <-ctx.Done():
@@ -95,6 +138,7 @@ func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued 
 			for i, x := range s.waiting {
 				if x == w {
 					s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+					s.leftQueue(w)
 					break
 				}
 			}
@@ -104,8 +148,19 @@ func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued 
 }
 
 // take must be called with the lock held.
-func (s *slots) take(key string, evict func()) {
-	s.held[key] = &slot{key: key, lastUsed: s.now(), evict: evict}
+func (s *slots) take(key string, in slotIntent, evict func()) {
+	s.held[key] = &slot{key: key, user: in.user, counted: in.counted, lastUsed: s.now(), evict: evict}
+}
+
+// leftQueue: w no longer waits. Called with the lock held.
+func (s *slots) leftQueue(w *slotWaiter) {
+	if w.user == "" {
+		return
+	}
+	if s.waitingBy[w.user]--; s.waitingBy[w.user] <= 0 {
+		delete(s.waitingBy, w.user)
+		delete(s.noticed, w.user) // a later wait is told again
+	}
 }
 
 // evictIdle asks the least recently used idle holder to give its slot back,
@@ -151,9 +206,10 @@ func (s *slots) grant() {
 	for len(s.waiting) > 0 && len(s.held) < s.max {
 		w := s.waiting[0]
 		s.waiting = s.waiting[1:]
+		s.leftQueue(w)
 		close(w.ready)
 		// Reserve its place until it takes the slot.
-		s.held[w.key] = &slot{key: w.key, lastUsed: s.now(), busy: true, evict: func() {}}
+		s.held[w.key] = &slot{key: w.key, user: w.user, counted: w.counted, lastUsed: s.now(), busy: true, evict: func() {}}
 	}
 	s.evictIdle()
 }

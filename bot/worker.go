@@ -27,6 +27,7 @@ const (
 	inEvict                      // give the process slot back
 	inScheduled                  // start a scheduled run in this thread
 	inStopRun                    // a scheduled run's time is up
+	inRules                      // the channel's deny rules changed
 )
 
 type input struct {
@@ -75,6 +76,7 @@ type worker struct {
 	toolInputs map[string]json.RawMessage
 	queued     map[string]*queuedPrompt // by uuid: sent while a turn ran
 	prompts    map[string]*promptState  // by approval id
+	promptSeq  int                      // numbers the thread's prompts: #1, #2…
 
 	flushTimer *time.Timer
 	flushC     <-chan time.Time
@@ -214,6 +216,8 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		}
 	case inExpired:
 		w.onExpired(ctx, in.pending)
+	case inRules:
+		w.applyDenyRules(ctx)
 	case inScheduled:
 		w.startScheduled(ctx, in.run)
 	case inStopRun:
@@ -286,7 +290,12 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 
 // prompt sends text to Claude, starting or resuming the session first.
 func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
-	msg := claudeproc.UserMessage{Text: text, UUID: newUUID()}
+	header := senderHeader(ev.User)
+	if w.schedRun != nil && ev.Thread.Platform == "" {
+		// The scheduler's own event (chat events always name a thread).
+		header = scheduleHeader(w.schedRun.schedule.ID, w.schedRun.schedule.CreatedBy)
+	}
+	msg := claudeproc.UserMessage{Text: header + "\n" + text, UUID: newUUID()}
 	if len(ev.Files) > 0 {
 		var err error
 		if msg, err = w.withFiles(msg, ev.Files); err != nil {
@@ -367,11 +376,14 @@ func (w *worker) options() claudeproc.Options {
 		Bin:            w.b.cfg.ClaudeBin,
 		Dir:            w.cwd(context.Background()),
 		Model:          w.thread.Model,
-		PermissionMode: w.thread.Mode,
-		Env:            claudeproc.BuildEnv(w.b.cfg.Env, w.b.cfg.ClaudeEnv),
-		MaxLineBytes:   w.b.cfg.MaxLineBytes,
-		StopGrace:      w.b.cfg.StopGrace,
-		Logger:         w.log,
+		PermissionMode: cliMode(w.thread.Mode),
+		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
+		// Claude is told how to read the sender line of each message.
+		AppendSystemPrompt: senderSystemPrompt,
+		Env:                claudeproc.BuildEnv(w.b.cfg.Env, w.b.cfg.ClaudeEnv),
+		MaxLineBytes:       w.b.cfg.MaxLineBytes,
+		StopGrace:          w.b.cfg.StopGrace,
+		Logger:             w.log,
 	}
 }
 

@@ -37,6 +37,8 @@ type Options struct {
 	AllowedTools       []string
 	DisallowedTools    []string
 	MaxTurns           int
+	// Guard, when set, keeps tool decisions with the host; see Guard.
+	Guard *Guard
 	// ExtraArgs are appended to the command line as they are.
 	ExtraArgs []string
 	// Env is the child's whole environment. Nil means BuildEnv(os.Environ(), nil).
@@ -80,7 +82,9 @@ func (o *Options) Args() []string {
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
 	}
-	if o.PermissionMode != "" {
+	if o.Guard != nil {
+		args = append(args, o.Guard.args(o.PermissionMode)...)
+	} else if o.PermissionMode != "" {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
 	if o.AppendSystemPrompt != "" {
@@ -167,6 +171,9 @@ type Process struct {
 // Start spawns the CLI. It does not wait for any output: the CLI prints
 // nothing until it gets its first line on stdin.
 func Start(ctx context.Context, opts Options) (*Process, error) {
+	if err := opts.checkGuard(); err != nil {
+		return nil, err
+	}
 	if opts.Bin == "" {
 		opts.Bin = "claude"
 	}

@@ -55,6 +55,8 @@ func TestArgs(t *testing.T) {
 		{Options{Resume: "abc", ForkSession: true, Model: "claude-sonnet-4-5", PermissionMode: "plan"},
 			base + " --resume abc --fork-session --model claude-sonnet-4-5 --permission-mode plan"},
 		{Options{ForkSession: true, SessionID: "u-1"}, base + " --session-id u-1"},
+		{Options{Guard: &Guard{}}, base + ` --permission-mode default --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{AppendSystemPrompt: "be brief", AllowedTools: []string{"Read", "Bash(git:*)"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 5, ExtraArgs: []string{"--add-dir", "/srv"}},
 			base + " --append-system-prompt be brief --allowedTools Read Bash(git:*) --disallowedTools WebFetch --max-turns 5 --add-dir /srv"},
 	}
@@ -131,5 +133,14 @@ func TestCheckVersion(t *testing.T) {
 				t.Error("no message")
 			}
 		})
+	}
+}
+
+func TestGuardRefusesModesThatDecideAlone(t *testing.T) {
+	for _, mode := range []string{"acceptEdits", "auto", "bypassPermissions", "dontAsk", "manual", "yolo"} {
+		_, err := Start(context.Background(), Options{Bin: "/nonexistent", Guard: &Guard{}, PermissionMode: mode})
+		if err == nil || !strings.Contains(err.Error(), "guarded session runs in default or plan") {
+			t.Errorf("mode %s: %v", mode, err)
+		}
 	}
 }

@@ -50,7 +50,7 @@ type Adapter struct {
 	seq     int64
 	current string
 	texts   map[string]*liveText // message id -> what was printed
-	tools   map[string]time.Time // message id -> last time a running tool was printed
+	tools   map[string]time.Time // message id -> last time a tool was printed (its input is then shown)
 	eof     chan struct{}
 	idBase  string
 }
@@ -239,31 +239,8 @@ func (a *Adapter) render(ref adapters.MessageRef, m adapters.Message) {
 			delete(a.texts, ref.ID)
 		}
 	case adapters.KindTool:
-		t := m.Tool
-		if t == nil {
-			return
-		}
-		indent := strings.Repeat("  ", t.Depth)
-		switch t.State {
-		case adapters.ToolRunning:
-			last, seen := a.tools[ref.ID]
-			if seen && a.now().Sub(last) < 10*time.Second {
-				return
-			}
-			a.tools[ref.ID] = a.now()
-			if seen {
-				a.printf(th, "%s⚙ %s (%s)", indent, toolLabel(t), adapters.FormatDuration(t.Elapsed))
-			} else {
-				a.printf(th, "%s⚙ %s", indent, toolLabel(t))
-			}
-		default:
-			delete(a.tools, ref.ID)
-			mark := map[adapters.ToolState]string{adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
-			s := fmt.Sprintf("%s%s %s (%s)", indent, mark, toolLabel(t), adapters.FormatDuration(t.Elapsed))
-			if t.Preview != "" {
-				s += " → " + oneLine(t.Preview, 160)
-			}
-			a.printf(th, "%s", s)
+		if m.Tool != nil {
+			a.renderTool(ref, m.Tool)
 		}
 	case adapters.KindNotice:
 		for _, l := range strings.Split(m.Text, "\n") {
@@ -271,6 +248,39 @@ func (a *Adapter) render(ref adapters.MessageRef, m adapters.Message) {
 		}
 	case adapters.KindFooter:
 		a.printf(th, "— %s", m.Text)
+	}
+}
+
+// renderTool prints a tool's line: when it starts, at most every 10 s
+// while it runs, and when it ends. The first print shows every line of
+// its input; later ones its first line.
+func (a *Adapter) renderTool(ref adapters.MessageRef, t *adapters.Tool) {
+	th := ref.Thread.Thread
+	indent := strings.Repeat("  ", t.Depth)
+	last, seen := a.tools[ref.ID]
+	var s string
+	if t.State == adapters.ToolRunning {
+		if seen && a.now().Sub(last) < 10*time.Second {
+			return
+		}
+		s = indent + "⚙ " + toolLabel(t, seen)
+		if seen {
+			s += " (" + adapters.FormatDuration(t.Elapsed) + ")"
+		}
+		a.tools[ref.ID] = a.now()
+	} else {
+		mark := map[adapters.ToolState]string{adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
+		s = fmt.Sprintf("%s%s %s (%s)", indent, mark, toolLabel(t, seen), adapters.FormatDuration(t.Elapsed))
+		if t.Preview != "" {
+			s += " → " + oneLine(t.Preview, 160)
+		}
+		delete(a.tools, ref.ID)
+	}
+	a.printf(th, "%s", s)
+	if !seen {
+		for _, l := range inputRest(t.Input) {
+			a.printf(th, "%s    │ %s", indent, l)
+		}
 	}
 }
 
@@ -282,10 +292,12 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 	th := t.Thread
 	switch p.Kind {
 	case adapters.PromptApproval:
+		// Every line of what is asked, whatever its length.
 		a.printf(th, "? approval %s: %s", p.ID, p.Title)
 		for _, l := range strings.Split(p.Detail, "\n") {
 			a.printf(th, "    %s", l)
 		}
+		a.printNote(th, p.Note)
 		var typed []string
 		for _, c := range p.Choices {
 			typed = append(typed, c.Typed)
@@ -314,8 +326,19 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 				a.printf(th, "  reply: an option number, or your own answer")
 			}
 		}
+		a.printNote(th, p.Note)
 	}
 	return ref, a.flush()
+}
+
+// printNote prints a prompt's note (Markdown, shown as written).
+func (a *Adapter) printNote(th, note string) {
+	if note == "" {
+		return
+	}
+	for _, l := range strings.Split(note, "\n") {
+		a.printf(th, "  note: %s", l)
+	}
 }
 
 // UpdatePrompt implements adapters.Adapter.
@@ -343,10 +366,15 @@ func (a *Adapter) Tell(ctx context.Context, t adapters.ThreadRef, user adapters.
 // there is no reason to hold text back.
 func (a *Adapter) EditInterval() time.Duration { return 0 }
 
+// printf prints lines prefixed with the thread's name. Each line of the
+// text gets the prefix, and characters that would move the cursor, change
+// the terminal or hide text show as escapes: nothing printed can pass for
+// another line, such as a prompt's outcome.
 func (a *Adapter) printf(thread, format string, args ...any) {
-	fmt.Fprintf(a.out, "[%s] ", thread)
-	fmt.Fprintf(a.out, format, args...)
-	a.out.WriteByte('\n')
+	for _, l := range strings.Split(fmt.Sprintf(format, args...), "\n") {
+		a.out.WriteString(visible("[" + thread + "] " + l))
+		a.out.WriteByte('\n')
+	}
 }
 
 func (a *Adapter) flush() error {
@@ -359,12 +387,27 @@ func (a *Adapter) flush() error {
 	return nil
 }
 
-// toolLabel is "Bash: make test", or just the name when there is no input.
-func toolLabel(t *adapters.Tool) string {
+// toolLabel is "Bash: make test", or just the name when there is no
+// input; the first line of a longer input, with " …" when its other lines
+// were shown before (again: they follow).
+func toolLabel(t *adapters.Tool, again bool) string {
 	if t.Input == "" {
 		return t.Name
 	}
-	return t.Name + ": " + t.Input
+	first, _, _ := strings.Cut(t.Input, "\n")
+	if again && inputRest(t.Input) != nil {
+		first += " …"
+	}
+	return t.Name + ": " + first
+}
+
+// inputRest is the lines of a tool's input after its first.
+func inputRest(in string) []string {
+	_, rest, _ := strings.Cut(in, "\n")
+	if rest = strings.TrimRight(rest, "\n"); rest == "" {
+		return nil
+	}
+	return strings.Split(rest, "\n")
 }
 
 func oneLine(s string, n int) string {

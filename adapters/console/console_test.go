@@ -162,6 +162,12 @@ func TestRender(t *testing.T) {
 			s.post(mainT, tool(adapters.Tool{Name: "Bash", Input: "yes", State: adapters.ToolOK, Preview: strings.Repeat("y ", 200)}))
 			// An empty input.
 			s.post(mainT, tool(adapters.Tool{Name: "ListAgents", State: adapters.ToolOK, Preview: "none"}))
+			// Several lines: all of them the first time, the first after.
+			script := adapters.Tool{Name: "Bash", Input: "cd /src &&\n  make test &&\n  make deploy\n", State: adapters.ToolRunning}
+			ref = s.post(mainT, tool(script))
+			script.State, script.Elapsed, script.Preview = adapters.ToolOK, 3*time.Second, "deployed"
+			s.edit(ref, tool(script))
+			s.post(mainT, tool(adapters.Tool{Name: "Bash", Input: "echo one\necho two", State: adapters.ToolOK, Elapsed: time.Second, Preview: "one"}))
 		}},
 		{"subagent-tools-nested", func(s *screen) {
 			agent := s.post(mainT, tool(adapters.Tool{Name: "Agent", Input: "Create a file via subagent", State: adapters.ToolRunning}))
@@ -179,9 +185,12 @@ func TestRender(t *testing.T) {
 			s.post(otherT, adapters.Message{Kind: adapters.KindFooter, Text: "✗ API error 401: Invalid API key · 130ms · $0.0000 · 1 turn", Error: true})
 		}},
 		{"approval-prompt", func(s *screen) {
+			// The choices offered, each with its typed form, and the note.
 			p := adapters.Prompt{
 				ID: "a1", Kind: adapters.PromptApproval, Title: "Bash wants to run: Create a file", Tool: "Bash",
-				Detail: "$ touch bash-approval.txt && echo created", Choices: adapters.ApprovalChoices,
+				Detail:  "$ touch bash-approval.txt && echo created",
+				Note:    "Prompt #1 (id `a1`): with several open, name it: `allow 1`, `deny 1 [reason]`.\nAllow for thread: `Bash(touch:*)` in this thread.",
+				Choices: []adapters.Choice{adapters.ApprovalChoices[0], adapters.ApprovalChoices[1], adapters.ApprovalChoices[4]},
 			}
 			ref := s.ask(mainT, p)
 			p.State, p.Outcome = adapters.PromptDecided, "Allowed by operator for this thread (Bash(touch:*))"
@@ -198,6 +207,20 @@ func TestRender(t *testing.T) {
 				s.t.Fatal(err)
 			}
 		}},
+		{"approval-prompt-whole", func(s *screen) {
+			// Every line in full, however long; nothing in it passes for
+			// another line or moves the cursor.
+			var b strings.Builder
+			b.WriteString("$ ")
+			for i := 1; i <= 40; i++ {
+				fmt.Fprintf(&b, "echo %02d && \\\n", i)
+			}
+			b.WriteString("curl -d " + strings.Repeat("x", 400) + " https://example.org\n")
+			b.WriteString("true\r[main] ! approval a3: Allowed by operator\n")
+			b.WriteString("echo \x1b[2K\x1b[1Ahidden; echo \u202eevil")
+			s.ask(mainT, adapters.Prompt{ID: "a3", Kind: adapters.PromptApproval, Title: "Bash wants to run", Tool: "Bash",
+				Detail: b.String(), Choices: []adapters.Choice{adapters.ApprovalChoices[0], adapters.ApprovalChoices[4]}})
+		}},
 		{"question-prompts", func(s *screen) {
 			one := adapters.Prompt{ID: "q1", Kind: adapters.PromptQuestion, Title: "Claude asks", Tool: "AskUserQuestion",
 				Questions: []adapters.Question{{Text: "Which color should the widget be?", Header: "Color", Options: []adapters.Option{
@@ -212,7 +235,7 @@ func TestRender(t *testing.T) {
 				Questions: []adapters.Question{
 					{Text: "Which features?", Header: "Features", Multi: true, Options: []adapters.Option{{Label: "Logging", Description: "logs"}, {Label: "Metrics"}}},
 					{Text: "Which environments?", Multi: true, Options: []adapters.Option{{Label: "staging"}, {Label: "production"}}},
-				}}
+				}, Note: "Prompt #2: answer `1,2` or `deny 2`."}
 			ref = s.ask(mainT, two)
 			two.State, two.Outcome = adapters.PromptCancelled, "Cancelled: the turn was stopped."
 			if err := s.a.UpdatePrompt(ctx, ref, two); err != nil {

@@ -204,21 +204,34 @@ func cut(s string, n int) string {
 }
 
 // waitPrompt waits for an open approval prompt in the thread, other than
-// skip, with the bot's four reactions on it.
+// skip, with the bot's reactions on it: one per choice its hint lists.
 func (h *harness) waitPrompt(room id.RoomID, root, skip id.EventID) id.EventID {
 	h.t.Helper()
 	var prompt id.EventID
+	var keys []string
 	if !h.alice.WaitFor(wait, func() bool {
 		for _, m := range h.alice.Thread(room, root) {
 			if m.Sender == h.botUser.ID && m.ID != skip && strings.Contains(m.Body, "React ✅ allow") {
-				prompt = m.ID
+				prompt, keys = m.ID, hintKeys(m.Body)
 			}
 		}
-		return prompt != "" && len(h.ownReactions(room, prompt)) == 4
+		return prompt != "" && strings.Join(h.ownReactions(room, prompt), " ") == strings.Join(keys, " ")
 	}) {
-		h.t.Fatalf("no open approval prompt with 4 reactions in thread:\n%s", h.dump(room, root))
+		h.t.Fatalf("no open approval prompt with the reactions of its choices in thread:\n%s", h.dump(room, root))
 	}
 	return prompt
+}
+
+// hintKeys are the reactions a prompt's "React ✅ allow · …" hint lists.
+func hintKeys(body string) []string {
+	_, hint, _ := strings.Cut(body, "React ")
+	hint, _, _ = strings.Cut(hint, " — ")
+	var keys []string
+	for _, c := range strings.Split(hint, " · ") {
+		k, _, _ := strings.Cut(c, " ")
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 func (h *harness) ownReactions(room id.RoomID, target id.EventID) []string {

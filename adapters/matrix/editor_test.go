@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -150,4 +151,50 @@ func TestTypingLastsWhileAnyThreadOfTheRoomIsBusy(t *testing.T) {
 		t.Fatalf("typing notices %v, want it cleared when the last thread is done", got)
 	}
 	a.Close() // the renewer ends
+}
+
+// TestStatusMessagesStayWithinAnEvent: tool lines with long code blocks
+// start new status messages before one outgrows an event; each keeps
+// every line of its tools.
+func TestStatusMessagesStayWithinAnEvent(t *testing.T) {
+	hs := &fakeSend{}
+	a := connectedAdapter(t, hs, 10*time.Millisecond)
+	th := adapters.ThreadRef{Platform: Platform, Channel: "!r:example.org", Thread: "$root"}
+	input := strings.Repeat("echo <a lot> & more\n", toolInputBytes/21)
+	for i := range 12 {
+		tool := &adapters.Tool{Name: "Bash", Input: fmt.Sprintf("%s# tool %d", input, i), State: adapters.ToolOK}
+		if longInput(tool) {
+			t.Fatal("a long input: this test is about inputs shown whole")
+		}
+		if _, err := a.Post(t.Context(), th, adapters.Message{Kind: adapters.KindTool, Tool: tool}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Close()
+	// What each status message shows last: its edits' content, or what
+	// was posted for one never edited.
+	posts, last, all := 0, map[string]string{}, ""
+	for _, m := range hs.sent() {
+		raw, _ := json.Marshal(m)
+		if len(raw) > maxContentBytes {
+			t.Errorf("an event of %d bytes", len(raw))
+		}
+		if rel, _ := m["m.relates_to"].(map[string]any); rel["rel_type"] == "m.replace" {
+			last[rel["event_id"].(string)] = newBody(m)
+		} else {
+			posts++
+			all += m["body"].(string)
+		}
+	}
+	if posts < 2 {
+		t.Errorf("12 tools of %d bytes each in %d status message(s)", len(input), posts)
+	}
+	for _, body := range last {
+		all += body
+	}
+	for i := range 12 {
+		if !strings.Contains(all, fmt.Sprintf("# tool %d\n```", i)) {
+			t.Errorf("tool %d's input is missing", i)
+		}
+	}
 }

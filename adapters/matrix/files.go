@@ -17,13 +17,41 @@ import (
 // as a file in the thread (the status line shows only its first line).
 const fileOutputRunes = 1500
 
+// textMime is the type of the text files the bot attaches.
+const textMime = "text/plain; charset=utf-8"
+
+// inputFileName names the file holding a tool's whole input.
+func inputFileName(tool string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(tool))
+	if name == "" {
+		return "input.txt"
+	}
+	return name + "-input.txt"
+}
+
 // uploadOutput attaches a long tool output to the thread as a text file,
 // encrypted in encrypted rooms.
 func (a *Adapter) uploadOutput(ctx context.Context, t adapters.ThreadRef, tool *adapters.Tool) {
 	name := strings.ToLower(tool.Name) + "-output.txt"
-	if err := a.sendFile(ctx, t, name, "text/plain; charset=utf-8", []byte(tool.Output)); err != nil {
+	if err := a.sendFile(ctx, t, name, textMime, []byte(tool.Output)); err != nil {
 		a.log.Warn("matrix: upload tool output", "tool", tool.Name, "err", err)
 	}
+}
+
+// uploadInput attaches a tool's long input to the thread as a text file,
+// before its status line (which shows its head) is posted. It reports
+// whether it did.
+func (a *Adapter) uploadInput(ctx context.Context, t adapters.ThreadRef, tool *adapters.Tool) bool {
+	if err := a.sendFile(ctx, t, inputFileName(tool.Name), textMime, []byte(tool.Input)); err != nil {
+		a.log.Warn("matrix: upload tool input", "tool", tool.Name, "err", err)
+		return false
+	}
+	return true
 }
 
 func longOutput(tool *adapters.Tool) bool {

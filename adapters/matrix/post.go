@@ -38,9 +38,14 @@ type statusMsg struct {
 // maxStatusLines starts a new status message when one grows long.
 const maxStatusLines = 40
 
+// statusBytes bounds a status event when a line is added, leaving room
+// for its lines to grow as they are edited (the elapsed time, a preview).
+const statusBytes = maxContentBytes - 300*maxStatusLines
+
 type toolRef struct {
 	st   *statusMsg
 	line int
+	file bool // the tool's long input went up as a file
 }
 
 // maxTracked bounds the messages kept for edits; the oldest go first.
@@ -69,7 +74,9 @@ func (a *Adapter) send(ctx context.Context, room id.RoomID, c any) (id.EventID, 
 // Post implements adapters.Adapter.
 func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
 	if m.Kind == adapters.KindTool {
-		ref, err := a.postTool(ctx, t, m.Tool)
+		// A long input goes up once, when the tool's line is first posted.
+		file := longInput(m.Tool) && a.uploadInput(ctx, t, m.Tool)
+		ref, err := a.postTool(ctx, t, m.Tool, file)
 		if err == nil && longOutput(m.Tool) {
 			a.uploadOutput(ctx, t, m.Tool)
 		}
@@ -142,20 +149,24 @@ func (a *Adapter) show(ctx context.Context, p *post, md string) error {
 	return nil
 }
 
-func (a *Adapter) postTool(ctx context.Context, t adapters.ThreadRef, tool *adapters.Tool) (adapters.MessageRef, error) {
+func (a *Adapter) postTool(ctx context.Context, t adapters.ThreadRef, tool *adapters.Tool, file bool) (adapters.MessageRef, error) {
 	if tool == nil {
 		return adapters.MessageRef{}, errors.New("matrix: tool message without a tool")
 	}
-	line := toolLine(tool)
+	line := toolLine(tool, file)
 	a.mu.Lock()
 	st := a.statuses[t.Key()]
 	if st != nil && st.open && len(st.lines) < maxStatusLines {
-		st.lines = append(st.lines, line)
-		ref := a.newToolRef(t, st, len(st.lines)-1)
-		text := strings.Join(st.lines, "\n")
-		a.mu.Unlock()
-		a.ed.set(st.room, st.id, editContent(st.id, content(text)))
-		return ref, nil
+		// Lines with code blocks are long: a line that would make the
+		// status event too big starts a new one.
+		text := strings.Join(append(st.lines[:len(st.lines):len(st.lines)], line), "\n")
+		if c := content(text); fitsIn(c, statusBytes) {
+			st.lines = append(st.lines, line)
+			ref := a.newToolRef(t, st, len(st.lines)-1, file)
+			a.mu.Unlock()
+			a.ed.set(st.room, st.id, editContent(st.id, c))
+			return ref, nil
+		}
 	}
 	a.mu.Unlock()
 	room := id.RoomID(t.Channel)
@@ -167,13 +178,13 @@ func (a *Adapter) postTool(ctx context.Context, t adapters.ThreadRef, tool *adap
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.statuses[t.Key()] = st
-	return a.newToolRef(t, st, 0), nil
+	return a.newToolRef(t, st, 0, file), nil
 }
 
-func (a *Adapter) newToolRef(t adapters.ThreadRef, st *statusMsg, line int) adapters.MessageRef {
+func (a *Adapter) newToolRef(t adapters.ThreadRef, st *statusMsg, line int, file bool) adapters.MessageRef {
 	a.seq++
 	key := "tool-" + strconv.FormatInt(a.seq, 10)
-	a.toolRefs[key] = toolRef{st: st, line: line}
+	a.toolRefs[key] = toolRef{st: st, line: line, file: file}
 	return adapters.MessageRef{Thread: t, ID: key}
 }
 
@@ -187,7 +198,7 @@ func (a *Adapter) editTool(ref adapters.MessageRef, tool *adapters.Tool) error {
 		a.mu.Unlock()
 		return fmt.Errorf("matrix: unknown tool line %s", ref.ID)
 	}
-	tr.st.lines[tr.line] = toolLine(tool)
+	tr.st.lines[tr.line] = toolLine(tool, tr.file)
 	text := strings.Join(tr.st.lines, "\n")
 	if tool.State != adapters.ToolRunning {
 		delete(a.toolRefs, ref.ID)

@@ -13,8 +13,14 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 )
 
-// approvalKeys are the reactions of an approval, in ApprovalChoices' order.
-var approvalKeys = []string{"✅", "🧵", "♾️", "❌"}
+// approvalKeys are the reactions of the approval choices, by choice id.
+var approvalKeys = map[string]string{
+	adapters.ChoiceAllow:       "✅",
+	adapters.ChoiceAllowThread: "🧵",
+	adapters.ChoiceAllowFolder: "📂",
+	adapters.ChoiceAllowAlways: "♾️",
+	adapters.ChoiceDeny:        "❌",
+}
 
 // keycaps are the reactions that pick a question's option.
 var keycaps = []string{"1️⃣", "2️⃣", "3️⃣", "4️⃣", "5️⃣", "6️⃣", "7️⃣", "8️⃣", "9️⃣", "🔟"}
@@ -30,7 +36,10 @@ type promptMsg struct {
 	// keycapQ is the question keycap reactions on the prompt answer, or -1.
 	keycapQ int
 	polls   map[id.EventID]int // poll event → question index
-	own     []id.EventID       // the bot's reactions
+	// choices are the ids of the approval choices offered: only their
+	// reactions count.
+	choices []string
+	own     []id.EventID // the bot's reactions
 	closed  bool
 }
 
@@ -38,9 +47,9 @@ type promptMsg struct {
 func (p *promptMsg) reactionEvent(key string, target id.EventID) (adapters.Event, bool) {
 	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id}
 	if p.kind == adapters.PromptApproval {
-		for i, k := range approvalKeys {
-			if cleanKey(k) == key {
-				ev.Choice = adapters.ApprovalChoices[i].ID
+		for _, c := range p.choices {
+			if k, ok := approvalKeys[c]; ok && cleanKey(k) == key {
+				ev.Choice = c
 				return ev, true
 			}
 		}
@@ -51,7 +60,7 @@ func (p *promptMsg) reactionEvent(key string, target id.EventID) (adapters.Event
 	}
 	for i, k := range keycaps {
 		if cleanKey(k) == key {
-			ev.Choice = "answer"
+			ev.Choice = adapters.ChoiceAnswer
 			ev.Answers = make([]string, p.nq)
 			ev.Answers[p.keycapQ] = strconv.Itoa(i + 1)
 			return ev, true
@@ -75,51 +84,37 @@ func (p *promptMsg) voteEvent(poll id.EventID, answers []string) (adapters.Event
 	if len(nums) == 0 {
 		return adapters.Event{}, false
 	}
-	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id, Choice: "answer", Answers: make([]string, p.nq)}
+	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id, Choice: adapters.ChoiceAnswer, Answers: make([]string, p.nq)}
 	ev.Answers[q] = strings.Join(nums, ",")
 	return ev, true
 }
 
 // Ask implements adapters.Adapter: the prompt as a notice in the thread,
 // registered before the bot adds its reactions (a click may come at once),
-// then for questions one poll per single-choice question.
+// then for questions one poll per single-choice question. A detail too
+// long for the notice goes up whole as a file first; if that fails,
+// nothing is posted and Ask fails (the bot then denies: nobody decides on
+// a part).
 func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+	md, cut := promptView(p)
+	if cut {
+		if err := a.sendFile(ctx, t, inputFileName(p.Tool), textMime, []byte(p.Detail)); err != nil {
+			return adapters.MessageRef{}, fmt.Errorf("matrix: the whole input could not be attached, so the prompt is not shown: %w", err)
+		}
+	}
 	a.closeStatus(t)
 	room := id.RoomID(t.Channel)
-	evID, err := a.send(ctx, room, threaded(content(promptMarkdown(p)), t))
+	evID, err := a.send(ctx, room, threaded(content(md), t))
 	if err != nil {
 		return adapters.MessageRef{}, fmt.Errorf("matrix: post prompt: %w", err)
 	}
-	pm := &promptMsg{id: p.ID, kind: p.Kind, thread: t, event: evID, nq: len(p.Questions), keycapQ: -1, polls: map[id.EventID]int{}}
-	if p.Kind == adapters.PromptQuestion && len(p.Questions) == 1 && !p.Questions[0].Multi && len(p.Questions[0].Options) <= len(keycaps) {
-		pm.keycapQ = 0
-	}
+	pm, keys := newPromptMsg(p, t, evID)
 	a.mu.Lock()
 	a.prompts[evID] = pm
 	a.prune()
 	a.mu.Unlock()
-
-	var keys []string
-	if p.Kind == adapters.PromptApproval {
-		keys = approvalKeys
-	} else {
-		for i, q := range p.Questions {
-			if q.Multi || len(q.Options) == 0 {
-				continue // answered by typing the numbers: a vote is final at once
-			}
-			poll, err := a.sendPoll(ctx, t, q)
-			if err != nil {
-				a.log.Warn("matrix: post poll", "err", err)
-				continue
-			}
-			a.mu.Lock()
-			pm.polls[poll] = i
-			a.prompts[poll] = pm
-			a.mu.Unlock()
-		}
-		if pm.keycapQ >= 0 {
-			keys = keycaps[:len(p.Questions[0].Options)]
-		}
+	if p.Kind == adapters.PromptQuestion {
+		a.addPolls(ctx, t, p, pm)
 	}
 	for _, k := range keys {
 		resp, err := a.cli.SendReaction(ctx, room, evID, k)
@@ -132,6 +127,46 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 		a.mu.Unlock()
 	}
 	return adapters.MessageRef{Thread: t, ID: evID.String()}, nil
+}
+
+// newPromptMsg is the record of prompt p posted as evID, and the reactions
+// the bot adds to it: one per offered approval choice, or the keycaps of a
+// single question's options.
+func newPromptMsg(p adapters.Prompt, t adapters.ThreadRef, evID id.EventID) (*promptMsg, []string) {
+	pm := &promptMsg{id: p.ID, kind: p.Kind, thread: t, event: evID, nq: len(p.Questions), keycapQ: -1, polls: map[id.EventID]int{}}
+	var keys []string
+	if p.Kind == adapters.PromptApproval {
+		for _, c := range p.Choices {
+			if k, ok := approvalKeys[c.ID]; ok {
+				pm.choices = append(pm.choices, c.ID)
+				keys = append(keys, k)
+			}
+		}
+		return pm, keys
+	}
+	if len(p.Questions) == 1 && !p.Questions[0].Multi && len(p.Questions[0].Options) <= len(keycaps) {
+		pm.keycapQ = 0
+		keys = keycaps[:len(p.Questions[0].Options)]
+	}
+	return pm, keys
+}
+
+// addPolls posts a poll for each single-choice question of p.
+func (a *Adapter) addPolls(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt, pm *promptMsg) {
+	for i, q := range p.Questions {
+		if q.Multi || len(q.Options) == 0 {
+			continue // answered by typing the numbers: a vote is final at once
+		}
+		poll, err := a.sendPoll(ctx, t, q)
+		if err != nil {
+			a.log.Warn("matrix: post poll", "err", err)
+			continue
+		}
+		a.mu.Lock()
+		pm.polls[poll] = i
+		a.prompts[poll] = pm
+		a.mu.Unlock()
+	}
 }
 
 func (a *Adapter) sendPoll(ctx context.Context, t adapters.ThreadRef, q adapters.Question) (id.EventID, error) {
@@ -215,78 +250,4 @@ func (a *Adapter) ownReactions(ctx context.Context, room id.RoomID, evID id.Even
 		}
 	}
 	return out
-}
-
-// promptMarkdown shows a prompt: what is asked and how to answer while it
-// is open; the outcome once it is not.
-func promptMarkdown(p adapters.Prompt) string {
-	var b strings.Builder
-	mark := map[adapters.PromptState]string{adapters.PromptPending: "🔐", adapters.PromptDecided: "☑️", adapters.PromptExpired: "⌛", adapters.PromptCancelled: "🚫"}[p.State]
-	if p.Kind == adapters.PromptQuestion && p.State == adapters.PromptPending {
-		mark = "❓"
-	}
-	if p.State == adapters.PromptDecided && strings.HasPrefix(p.Outcome, "Denied") {
-		mark = "❌"
-	}
-	fmt.Fprintf(&b, "%s **%s**", mark, escapeMD(p.Title))
-	if p.State != adapters.PromptPending && p.Outcome != "" {
-		fmt.Fprintf(&b, " — %s", escapeMD(p.Outcome))
-	}
-	b.WriteString("\n\n")
-	if p.Kind == adapters.PromptApproval {
-		if p.Detail != "" {
-			b.WriteString(fence(p.Detail))
-		}
-		if p.State == adapters.PromptPending {
-			b.WriteString("\nReact ✅ allow · 🧵 allow for this thread · ♾️ always allow · ❌ deny — or reply `allow`, `allow thread`, `allow always` or `deny <reason>`.")
-		}
-		return b.String()
-	}
-	for i, q := range p.Questions {
-		if len(p.Questions) > 1 {
-			fmt.Fprintf(&b, "**%d.** ", i+1)
-		}
-		if q.Header != "" {
-			fmt.Fprintf(&b, "**%s** ", escapeMD(q.Header))
-		}
-		b.WriteString(escapeMD(q.Text))
-		if q.Multi {
-			b.WriteString(" _(several answers possible)_")
-		}
-		b.WriteString("\n\n")
-		if p.State != adapters.PromptPending {
-			continue
-		}
-		for j, o := range q.Options {
-			fmt.Fprintf(&b, "%d. **%s**", j+1, escapeMD(o.Label))
-			if o.Description != "" {
-				fmt.Fprintf(&b, " — %s", escapeMD(o.Description))
-			}
-			b.WriteString("\n")
-		}
-		b.WriteString("\n")
-	}
-	if p.State == adapters.PromptPending {
-		how := "Vote in the poll, react with the option's number, or reply with the option number"
-		if len(p.Questions) > 1 {
-			how = "Vote in the polls, or reply with the option number, one question after the other"
-		}
-		b.WriteString(how + " (several: `1,3`), or type your own answer. `deny <reason>` declines.")
-	}
-	return b.String()
-}
-
-// fence puts s in a code block whose fence no line of s can close.
-func fence(s string) string {
-	n := 3
-	for run, i := 0, 0; i < len(s); i++ {
-		if s[i] == '`' {
-			run++
-			n = max(n, run+1)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", n)
-	return f + "\n" + s + "\n" + f + "\n"
 }

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -81,9 +82,12 @@ func editContent(original id.EventID, c *event.MessageEventContent) *event.Messa
 }
 
 // fits reports whether the edit form of c stays within maxContentBytes.
-func fits(c *event.MessageEventContent) bool {
+func fits(c *event.MessageEventContent) bool { return fitsIn(c, maxContentBytes) }
+
+// fitsIn reports whether the edit form of c stays within limit bytes.
+func fitsIn(c *event.MessageEventContent, limit int) bool {
 	b, err := json.Marshal(editContent("$x", c))
-	return err == nil && len(b) <= maxContentBytes
+	return err == nil && len(b) <= limit
 }
 
 // part is one event's worth of a message: its Markdown and its content.
@@ -117,12 +121,24 @@ func code(s string) string { return format.SafeMarkdownCode(s) }
 // escapeMD makes text literal in Markdown.
 func escapeMD(s string) string { return format.EscapeMarkdown(s) }
 
-// toolLine is one line of a status message: "⚙ **Bash** `make test` · 12s".
-func toolLine(t *adapters.Tool) string {
+// Tool inputs: a one-line input up to inlineInputRunes shows as inline
+// code, any other as a code block; one over toolInputBytes shows its head,
+// and goes up whole as a file.
+const (
+	inlineInputRunes = 200
+	toolInputBytes   = 3000
+)
+
+// toolLine is one entry of a status message: "⚙ **Bash** `make test` ·
+// 12s", with a longer input in a code block under it. file says whether
+// the whole input of a long one went up as a file.
+func toolLine(t *adapters.Tool, file bool) string {
 	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙️", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("  ", t.Depth) + mark + " **" + escapeMD(t.Name) + "**"
-	if t.Input != "" {
-		s += " " + code(adapters.Cut(t.Input, 200))
+	in := visible(t.Input)
+	inline := in != "" && !strings.Contains(in, "\n") && runes(in) <= inlineInputRunes
+	if inline {
+		s += " " + code(in)
 	}
 	if t.Elapsed > 0 {
 		s += " · " + adapters.FormatDuration(t.Elapsed)
@@ -130,7 +146,27 @@ func toolLine(t *adapters.Tool) string {
 	if t.State != adapters.ToolRunning && t.Preview != "" {
 		s += " — " + escapeMD(adapters.Cut(adapters.FirstLine(t.Preview), 160))
 	}
-	return s
+	if in == "" || inline {
+		return s
+	}
+	return s + "\n" + inputBlock(t.Input, file)
+}
+
+// longInput: the input does not fit a status line and goes up as a file.
+func longInput(t *adapters.Tool) bool { return t != nil && len(t.Input) > toolInputBytes }
+
+// inputBlock shows a tool's input as a code block, every line of it, or
+// for a long one its head, marked.
+func inputBlock(in string, file bool) string {
+	if len(in) <= toolInputBytes {
+		return strings.TrimSuffix(fence(visible(in)), "\n")
+	}
+	h := head(visible(in), func(h string) bool { return len(h) <= toolInputBytes })
+	where := "the whole input is in the file above"
+	if !file {
+		where = "the whole input could not be attached"
+	}
+	return fmt.Sprintf("%s_… cut here after %d of %d bytes: %s._", fence(h), len(h), len(in), where)
 }
 
 // messageMarkdown is what a non-streamed message shows.

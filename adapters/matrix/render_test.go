@@ -119,7 +119,7 @@ func TestEditContentShape(t *testing.T) {
 }
 
 func TestToolLine(t *testing.T) {
-	got := toolLine(&adapters.Tool{Name: "Bash", Input: "make `test`", State: adapters.ToolOK, Elapsed: 1500e6, Preview: "ok\nmore"})
+	got := toolLine(&adapters.Tool{Name: "Bash", Input: "make `test`", State: adapters.ToolOK, Elapsed: 1500e6, Preview: "ok\nmore"}, false)
 	if want := "✓ **Bash** `` make `test` `` · 1.5s — ok …"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

@@ -319,9 +319,7 @@ func (a *Adapter) onReaction(ctx context.Context, evt *event.Event) {
 		return
 	}
 	rel := evt.Content.AsReaction().RelatesTo
-	a.mu.Lock()
-	p := a.prompts[rel.GetAnnotationID()]
-	a.mu.Unlock()
+	p := a.promptIn(evt.RoomID, rel.GetAnnotationID())
 	if p == nil {
 		return
 	}
@@ -360,9 +358,7 @@ func (a *Adapter) onPollResponse(ctx context.Context, evt *event.Event) {
 			answers = append(answers, v)
 		}
 	}
-	a.mu.Lock()
-	p := a.prompts[pollID]
-	a.mu.Unlock()
+	p := a.promptIn(evt.RoomID, pollID)
 	if p == nil {
 		return
 	}
@@ -373,6 +369,20 @@ func (a *Adapter) onPollResponse(ctx context.Context, evt *event.Event) {
 	ev.MessageID = evt.ID.String()
 	ev.User = adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}
 	a.deliverEvent(ctx, ev)
+}
+
+// promptIn is the prompt (or poll) target of a click sent in room, nil if
+// there is none there. A relation may name any event id, also one of
+// another room: a click counts only in the room of its prompt, or a member
+// of any room the bot is in could decide in every other.
+func (a *Adapter) promptIn(room id.RoomID, target id.EventID) *promptMsg {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.prompts[target]
+	if p == nil || p.thread.Channel != room.String() {
+		return nil
+	}
+	return p
 }
 
 func asList(v any) []string {

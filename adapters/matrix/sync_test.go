@@ -119,19 +119,29 @@ func TestMentionsAndStripping(t *testing.T) {
 
 func TestPromptClicks(t *testing.T) {
 	th := adapters.ThreadRef{Platform: Platform, Channel: "!r", Thread: "$root"}
-	ap := &promptMsg{id: "p1", kind: adapters.PromptApproval, thread: th, event: "$prompt", keycapQ: -1}
-	for key, want := range map[string]string{"✅": "allow", "🧵": "allow_thread", "♾️": "allow_always", "♾": "allow_always", "❌": "deny"} {
-		ev, ok := ap.reactionEvent(cleanKey(key), "$prompt")
+	all := &promptMsg{id: "p1", kind: adapters.PromptApproval, thread: th, event: "$prompt", keycapQ: -1,
+		choices: []string{adapters.ChoiceAllow, adapters.ChoiceAllowThread, adapters.ChoiceAllowFolder, adapters.ChoiceAllowAlways, adapters.ChoiceDeny}}
+	for key, want := range map[string]string{"✅": adapters.ChoiceAllow, "🧵": adapters.ChoiceAllowThread, "📂": adapters.ChoiceAllowFolder, "♾️": adapters.ChoiceAllowAlways, "♾": adapters.ChoiceAllowAlways, "❌": adapters.ChoiceDeny} {
+		ev, ok := all.reactionEvent(cleanKey(key), "$prompt")
 		if !ok || ev.Choice != want || ev.PromptID != "p1" || ev.Kind != adapters.EventAction {
 			t.Errorf("%s: %+v %v, want %s", key, ev, ok, want)
 		}
 	}
-	if _, ok := ap.reactionEvent("👍", "$prompt"); ok {
+	if _, ok := all.reactionEvent("👍", "$prompt"); ok {
 		t.Error("an unrelated reaction is not a click")
+	}
+	// Only the reactions of the choices offered count.
+	some := &promptMsg{id: "p2", kind: adapters.PromptApproval, thread: th, event: "$prompt", keycapQ: -1,
+		choices: []string{adapters.ChoiceAllow, adapters.ChoiceDeny}}
+	for key, want := range map[string]string{"✅": adapters.ChoiceAllow, "❌": adapters.ChoiceDeny, "🧵": "", "📂": "", "♾️": ""} {
+		ev, ok := some.reactionEvent(cleanKey(key), "$prompt")
+		if ok != (want != "") || ok && ev.Choice != want {
+			t.Errorf("%s on a prompt offering allow and deny: %+v %v, want %q", key, ev, ok, want)
+		}
 	}
 	q := &promptMsg{id: "q1", kind: adapters.PromptQuestion, thread: th, event: "$prompt", nq: 2, keycapQ: 0, polls: map[id.EventID]int{"$poll2": 1}}
 	ev, ok := q.reactionEvent(cleanKey("2️⃣"), "$prompt")
-	if !ok || ev.Choice != "answer" || len(ev.Answers) != 2 || ev.Answers[0] != "2" || ev.Answers[1] != "" {
+	if !ok || ev.Choice != adapters.ChoiceAnswer || len(ev.Answers) != 2 || ev.Answers[0] != "2" || ev.Answers[1] != "" {
 		t.Errorf("keycap: %+v %v", ev, ok)
 	}
 	ev, ok = q.voteEvent("$poll2", []string{"o3"})

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
-	"github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 )
 
@@ -234,38 +233,21 @@ func TestHTTPModeSignatures(t *testing.T) {
 // static select; choosing one is an answer event. (The real CLI caps options
 // at 4, so this drives the adapter directly.)
 func TestQuestionSelect(t *testing.T) {
-	fs := fakeslack.Start(t, fakeslack.Options{})
-	ad, err := slack.New(slack.Config{BotToken: fs.Opts.BotToken, AppToken: fs.Opts.AppToken, APIURL: fs.URL + "/api/", EditInterval: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := make(chan adapters.Event, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ad.Run(ctx, func(_ context.Context, ev adapters.Event) error { events <- ev; return nil })
-	}()
-	t.Cleanup(func() { cancel(); <-done; ad.Close() })
-	fs.WaitConnections(1, wait)
-	root := fs.Post(alice, general, "a thread")
+	s := newSolo(t)
+	th := s.thread()
 	q := adapters.Question{Text: "Which region?", Header: "Region"}
 	for i := 1; i <= 7; i++ {
 		q.Options = append(q.Options, adapters.Option{Label: fmt.Sprintf("region-%d", i)})
 	}
-	ref, err := ad.Ask(ctx, adapters.ThreadRef{Platform: "slack", Channel: general, Thread: root}, adapters.Prompt{ID: "p1", Kind: adapters.PromptQuestion, Questions: []adapters.Question{q}})
+	ref, err := s.ad.Ask(t.Context(), th, adapters.Prompt{ID: "p1", Kind: adapters.PromptQuestion, Questions: []adapters.Question{q}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := fs.Select(alice, general, ref.ID, "claudeops_select_0", "6"); err != nil {
+	if err := s.fs.Select(alice, general, ref.ID, "claudeops_select_0", "6"); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case ev := <-events:
-		if ev.Kind != adapters.EventAction || ev.PromptID != "p1" || ev.Choice != "answer" || len(ev.Answers) != 1 || ev.Answers[0] != "6" || ev.User.ID != alice || ev.Thread.Thread != root {
-			t.Errorf("event %+v", ev)
-		}
-	case <-time.After(wait):
-		t.Fatal("no event")
+	ev := s.nextAction()
+	if ev.PromptID != "p1" || ev.Choice != adapters.ChoiceAnswer || len(ev.Answers) != 1 || ev.Answers[0] != "6" || ev.User.ID != alice || ev.Thread != th {
+		t.Errorf("event %+v", ev)
 	}
 }

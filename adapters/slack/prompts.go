@@ -27,12 +27,22 @@ const (
 const maxButtons = 5
 
 // Ask implements adapters.Adapter: an ordinary message in the thread with
-// the request and its buttons.
+// the request and its buttons. A detail too long for the message goes up
+// whole as a file first; if that fails, nothing is posted and Ask fails
+// (the bot then denies: nobody decides on a part).
 func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
 	pm := &posted{channel: t.Channel, thread: t.Thread}
+	if _, cut := detailView(p); cut {
+		if err := a.uploadText(ctx, t.Channel, t.Thread, inputFileName(p.Tool), p.Tool+" input (whole)", p.Detail); err != nil {
+			return adapters.MessageRef{}, fmt.Errorf("slack: the whole input could not be uploaded, so the prompt is not shown: %w", err)
+		}
+	}
 	if err := a.renderPrompt(ctx, pm, p); err != nil {
 		return adapters.MessageRef{}, err
 	}
+	a.msgMu.Lock()
+	a.prompts[p.ID] = promptLoc{thread: t, ts: pm.ts[0]}
+	a.msgMu.Unlock()
 	return a.newRef(t, pm), nil
 }
 
@@ -44,96 +54,47 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 		// A prompt from before a restart: its message ts is the ref id.
 		pm = &posted{channel: ref.Thread.Channel, thread: ref.Thread.Thread, ts: []string{ref.ID}, shown: []string{""}}
 	}
+	if p.State != adapters.PromptPending {
+		a.msgMu.Lock()
+		delete(a.prompts, p.ID)
+		a.msgMu.Unlock()
+	}
 	a.edit.set(msgKey(ref), func(ctx context.Context) error { return a.renderPrompt(ctx, pm, p) }, true)
 	return nil
 }
 
 func (a *Adapter) renderPrompt(ctx context.Context, pm *posted, p adapters.Prompt) error {
-	return a.show(ctx, pm, []part{{text: adapters.Cut(escapeMrkdwn(p.Title), fallbackRunes), blocks: promptBlocks(p)}})
+	return a.show(ctx, pm, []part{{text: adapters.Cut(slackmd.Text(p.Title), fallbackRunes), blocks: promptBlocks(p)}})
 }
 
-func promptBlocks(p adapters.Prompt) []slack.Block {
-	pending := p.State == adapters.PromptPending
-	var blocks []slack.Block
-	if p.Kind == adapters.PromptApproval {
-		blocks = append(blocks, slack.NewSectionBlock(mdText(adapters.Cut("*"+escapeMrkdwn(p.Title)+"*", sectionTextRunes)), nil, nil))
-		if p.Detail != "" {
-			detail := strings.ReplaceAll(p.Detail, "```", "ˋˋˋ")
-			if len([]rune(detail)) > sectionTextRunes-40 {
-				detail = adapters.Cut(detail, sectionTextRunes-80) + "\n(shortened here; the full input is recorded)"
-			}
-			blocks = append(blocks, slack.NewSectionBlock(mdText("```"+escapeMrkdwn(detail)+"```"), nil, nil))
-		}
-		if pending {
-			var els []slack.BlockElement
-			for _, c := range p.Choices {
-				b := slack.NewButtonBlockElement(actionApproval+c.ID, p.ID, plainText(c.Label))
-				switch c.ID {
-				case "allow":
-					b = b.WithStyle(slack.StylePrimary)
-				case "deny":
-					b = b.WithStyle(slack.StyleDanger)
-				}
-				els = append(els, b)
-			}
-			blocks = append(blocks,
-				slack.NewActionBlock("approval:"+adapters.Cut(p.ID, 200), els...),
-				slack.NewContextBlock("", mdText("To deny with a reason, reply `deny <reason>` in this thread.")))
-		}
-	} else {
-		anyMulti := false
-		for qi, q := range p.Questions {
-			head := "*" + escapeMrkdwn(q.Text) + "*"
-			if q.Header != "" {
-				head = "`" + escapeMrkdwn(q.Header) + "` " + head
-			}
-			var lines []string
-			for oi, o := range q.Options {
-				l := fmt.Sprintf("%d. %s", oi+1, escapeMrkdwn(o.Label))
-				if o.Description != "" {
-					l += " — " + escapeMrkdwn(o.Description)
-				}
-				lines = append(lines, l)
-			}
-			blocks = append(blocks, slack.NewSectionBlock(mdText(adapters.Cut(head+"\n"+strings.Join(lines, "\n"), sectionTextRunes)), nil, nil))
-			if !pending {
-				continue
-			}
-			bid := fmt.Sprintf("question:%d:%s", qi, adapters.Cut(p.ID, 200))
-			switch {
-			case q.Multi:
-				anyMulti = true
-				var opts []*slack.OptionBlockObject
-				for oi, o := range q.Options {
-					opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(oi+1), plainText(adapters.Cut(o.Label, 75)), nil))
-				}
-				blocks = append(blocks, slack.NewActionBlock(bid, slack.NewCheckboxGroupsBlockElement(actionCheck+strconv.Itoa(qi), opts[:min(len(opts), 10)]...)))
-			case len(q.Options) <= maxButtons:
-				var els []slack.BlockElement
-				for oi, o := range q.Options {
-					els = append(els, slack.NewButtonBlockElement(fmt.Sprintf("%s%d_%d", actionAnswer, qi, oi+1), p.ID, plainText(adapters.Cut(o.Label, 75))))
-				}
-				blocks = append(blocks, slack.NewActionBlock(bid, els...))
-			default:
-				var opts []*slack.OptionBlockObject
-				for oi, o := range q.Options {
-					opts = append(opts, slack.NewOptionBlockObject(strconv.Itoa(oi+1), plainText(adapters.Cut(o.Label, 75)), nil))
-				}
-				blocks = append(blocks, slack.NewActionBlock(bid, slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plainText("Choose"), actionSelect+strconv.Itoa(qi), opts[:min(len(opts), 100)]...)))
-			}
-		}
-		if pending {
-			if anyMulti || len(p.Questions) > 1 {
-				blocks = append(blocks, slack.NewActionBlock("submit:"+adapters.Cut(p.ID, 200),
-					slack.NewButtonBlockElement(actionSubmit, p.ID, plainText("Submit")).WithStyle(slack.StylePrimary)))
-			}
-			blocks = append(blocks, slack.NewContextBlock("", mdText("Or reply in this thread with the option number(s), or your own answer.")))
-		}
+// promptLoc is where an open prompt's controls are.
+type promptLoc struct {
+	thread adapters.ThreadRef
+	ts     string // the prompt's message
+}
+
+// fromPrompt checks that a click naming a prompt came from that prompt's
+// message. Slack says which channel and message a click was on, the
+// button's value which prompt it decides: unless they agree, a payload
+// made elsewhere (another channel's message naming this prompt's id)
+// could decide a prompt its sender never saw. A prompt this run did not
+// post is left to the bot, for which it is not open.
+func (a *Adapter) fromPrompt(ev *adapters.Event, cb slack.InteractionCallback) bool {
+	if ev.PromptID == "" {
+		return true
 	}
-	if !pending && p.Outcome != "" {
-		blocks = append(blocks, slack.NewContextBlock("", mdText(adapters.Cut(slackmd.ToMrkdwn(p.Outcome), contextTextRunes))))
+	a.msgMu.Lock()
+	loc, ok := a.prompts[ev.PromptID]
+	a.msgMu.Unlock()
+	if !ok {
+		return true
 	}
-	return blocks
+	ch := loc.thread.Channel
+	if cb.Container.ChannelID != ch || cb.Container.MessageTs != loc.ts || cb.Channel.ID != "" && cb.Channel.ID != ch {
+		return false
+	}
+	ev.Thread = loc.thread
+	return true
 }
 
 // actionEvent turns one block action into an event; ok is false for
@@ -143,7 +104,7 @@ func actionEvent(base adapters.Event, act *slack.BlockAction, state slack.BlockA
 	id := act.ActionID
 	switch {
 	case id == actionStop:
-		ev.Choice = "stop"
+		ev.Choice = adapters.ChoiceStop
 		return ev, true
 	case strings.HasPrefix(id, actionApproval):
 		ev.PromptID, ev.Choice = act.Value, strings.TrimPrefix(id, actionApproval)
@@ -154,7 +115,7 @@ func actionEvent(base adapters.Event, act *slack.BlockAction, state slack.BlockA
 		if !ok || err != nil || q < 0 || q > 16 {
 			return ev, false
 		}
-		ev.PromptID, ev.Choice = act.Value, "answer"
+		ev.PromptID, ev.Choice = act.Value, adapters.ChoiceAnswer
 		ev.Answers = make([]string, q+1)
 		ev.Answers[q] = oi
 		return ev, true
@@ -163,45 +124,58 @@ func actionEvent(base adapters.Event, act *slack.BlockAction, state slack.BlockA
 		if err != nil || q < 0 || q > 16 {
 			return ev, false
 		}
-		ev.PromptID, ev.Choice = promptIDFromBlock(act.BlockID), "answer"
+		ev.PromptID, ev.Choice = promptIDFromBlock(act.BlockID), adapters.ChoiceAnswer
 		ev.Answers = make([]string, q+1)
 		ev.Answers[q] = act.SelectedOption.Value
 		return ev, true
 	case id == actionSubmit:
-		ev.PromptID, ev.Choice = act.Value, "answer"
-		for bid, acts := range state.Values {
-			if promptIDFromBlock(bid) != ev.PromptID {
-				continue
-			}
-			for aid, st := range acts {
-				var q int
-				var val string
-				switch {
-				case strings.HasPrefix(aid, actionCheck):
-					q, _ = strconv.Atoi(strings.TrimPrefix(aid, actionCheck))
-					var vals []string
-					for _, o := range st.SelectedOptions {
-						vals = append(vals, o.Value)
-					}
-					val = strings.Join(vals, ",")
-				case strings.HasPrefix(aid, actionSelect):
-					q, _ = strconv.Atoi(strings.TrimPrefix(aid, actionSelect))
-					val = st.SelectedOption.Value
-				default:
-					continue
-				}
-				if q < 0 || q > 16 {
-					continue
-				}
-				for len(ev.Answers) <= q {
-					ev.Answers = append(ev.Answers, "")
-				}
-				ev.Answers[q] = val
-			}
-		}
+		ev.PromptID, ev.Choice = act.Value, adapters.ChoiceAnswer
+		ev.Answers = stateAnswers(state, ev.PromptID)
 		return ev, true
 	}
 	return ev, false
+}
+
+// stateAnswers reads the answers of a prompt's questions from the state
+// of its selects and checkboxes: one entry per question, "" where none.
+func stateAnswers(state slack.BlockActionStates, promptID string) []string {
+	var answers []string
+	for bid, acts := range state.Values {
+		if promptIDFromBlock(bid) != promptID {
+			continue
+		}
+		for aid, st := range acts {
+			q, val, ok := stateAnswer(aid, st)
+			if !ok {
+				continue
+			}
+			for len(answers) <= q {
+				answers = append(answers, "")
+			}
+			answers[q] = val
+		}
+	}
+	return answers
+}
+
+// stateAnswer is one question's answer in a select's or checkboxes' state.
+func stateAnswer(actionID string, st slack.BlockAction) (q int, val string, ok bool) {
+	var err error
+	switch {
+	case strings.HasPrefix(actionID, actionCheck):
+		q, err = strconv.Atoi(strings.TrimPrefix(actionID, actionCheck))
+		var vals []string
+		for _, o := range st.SelectedOptions {
+			vals = append(vals, o.Value)
+		}
+		val = strings.Join(vals, ",")
+	case strings.HasPrefix(actionID, actionSelect):
+		q, err = strconv.Atoi(strings.TrimPrefix(actionID, actionSelect))
+		val = st.SelectedOption.Value
+	default:
+		return 0, "", false
+	}
+	return q, val, err == nil && q >= 0 && q <= 16
 }
 
 // promptIDFromBlock reads the prompt id from "question:<qi>:<id>".

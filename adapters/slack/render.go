@@ -2,12 +2,8 @@ package slack
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -35,7 +31,8 @@ type posted struct {
 	stream          bool     // part 0 is a native stream still open
 	streamed        int      // bytes of text sent to the stream
 	stopTS          string   // the Stop control shown beside an open stream
-	fileSent        bool
+	fileSent        bool     // a tool's long output went up as a file
+	input           upload   // where a tool's long input went
 }
 
 // newRef names a posted message by the ts of its first Slack message: a
@@ -88,9 +85,13 @@ func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.
 	return nil
 }
 
-// render brings a posted message to show m.
+// render brings a posted message to show m. A tool's long input goes up
+// as a file once, before its line first shows (which then points to it).
 func (a *Adapter) render(ctx context.Context, p *posted, m adapters.Message) error {
-	if err := a.show(ctx, p, a.compose(m)); err != nil {
+	if m.Kind == adapters.KindTool && p.input == uploadNone && longInput(m.Tool) {
+		p.input = a.uploadInput(ctx, p, m.Tool)
+	}
+	if err := a.show(ctx, p, a.compose(m, p.input)); err != nil {
 		return err
 	}
 	if m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning && !p.fileSent &&
@@ -158,8 +159,9 @@ func plainText(s string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
 }
 
-// compose lays a message out as Slack messages.
-func (a *Adapter) compose(m adapters.Message) []part {
+// compose lays a message out as Slack messages; input says where a tool's
+// long input went.
+func (a *Adapter) compose(m adapters.Message, input upload) []part {
 	switch m.Kind {
 	case adapters.KindText:
 		chunks := mdsplit.Split(m.Text, textPartRunes)
@@ -176,12 +178,11 @@ func (a *Adapter) compose(m adapters.Message) []part {
 		if !m.Final {
 			last := &parts[len(parts)-1]
 			last.blocks = append(last.blocks, slack.NewActionBlock("live",
-				slack.NewButtonBlockElement(actionStop, "stop", plainText("Stop")).WithStyle(slack.StyleDanger)))
+				slack.NewButtonBlockElement(actionStop, adapters.ChoiceStop, plainText("Stop")).WithStyle(slack.StyleDanger)))
 		}
 		return parts
 	case adapters.KindTool:
-		s := toolLine(m.Tool)
-		return []part{{text: s, blocks: []slack.Block{slack.NewContextBlock("", mdText(s))}}}
+		return toolParts(m.Tool, input)
 	case adapters.KindFooter:
 		s := slackmd.ToMrkdwn(m.Text)
 		return []part{{text: s, blocks: []slack.Block{slack.NewContextBlock("", mdText(adapters.Cut(s, contextTextRunes)))}}}
@@ -192,49 +193,6 @@ func (a *Adapter) compose(m adapters.Message) []part {
 			parts = append(parts, part{text: adapters.Cut(c, fallbackRunes), blocks: []slack.Block{slack.NewSectionBlock(mdText(c), nil, nil)}})
 		}
 		return parts
-	}
-}
-
-func toolLine(t *adapters.Tool) string {
-	if t == nil {
-		return " "
-	}
-	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
-	s := strings.Repeat("    ", t.Depth) + mark + " *" + escapeMrkdwn(t.Name) + "*"
-	if t.Input != "" {
-		s += " " + inlineCode(adapters.Cut(t.Input, 300))
-	}
-	if t.Elapsed > 0 {
-		s += " · " + adapters.FormatDuration(t.Elapsed)
-	}
-	if t.State != adapters.ToolRunning && t.Preview != "" {
-		s += " — " + escapeMrkdwn(adapters.Cut(adapters.FirstLine(t.Preview), 200))
-	}
-	return adapters.Cut(s, contextTextRunes)
-}
-
-// escapeMrkdwn makes text literal in mrkdwn: no markup, no mentions.
-func escapeMrkdwn(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// inlineCode wraps s in backticks, which it may not contain itself.
-func inlineCode(s string) string {
-	return "`" + escapeMrkdwn(strings.ReplaceAll(s, "`", "ˋ")) + "`"
-}
-
-// uploadOutput attaches a long tool output to the thread as a file.
-func (a *Adapter) uploadOutput(ctx context.Context, p *posted, t *adapters.Tool) {
-	name := strings.ToLower(t.Name) + "-output.txt"
-	err := a.call(ctx, "files.getUploadURLExternal", p.channel, func(ctx context.Context) error {
-		_, err := a.api.UploadFileContext(ctx, slack.UploadFileParameters{
-			Reader: strings.NewReader(t.Output), FileSize: len(t.Output), Filename: name,
-			Title: t.Name + " output", Channel: p.channel, ThreadTimestamp: p.thread,
-		})
-		return err
-	})
-	if err != nil {
-		a.log.Warn("slack: upload tool output", "err", err)
 	}
 }
 
@@ -290,7 +248,7 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 	// A stream carries no buttons: the Stop control is a small message of
 	// its own while the stream is open.
 	stop := part{text: "Claude is answering…", blocks: []slack.Block{
-		slack.NewActionBlock("live", slack.NewButtonBlockElement(actionStop, "stop", plainText("Stop")).WithStyle(slack.StyleDanger)),
+		slack.NewActionBlock("live", slack.NewButtonBlockElement(actionStop, adapters.ChoiceStop, plainText("Stop")).WithStyle(slack.StyleDanger)),
 	}}
 	err = a.call(ctx, "chat.postMessage", p.channel, func(ctx context.Context) error {
 		var err error
@@ -369,149 +327,10 @@ func (a *Adapter) appendStream(ctx context.Context, p *posted, m adapters.Messag
 	return nil
 }
 
-// editor sends coalesced edits: per message only the latest content is
-// kept; messages are served in the order they became dirty, each at most
-// once per EditInterval unless the content is final.
-type editor struct {
-	a      *Adapter
-	mu     sync.Mutex
-	wake   chan struct{}
-	queue  []string
-	latest map[string]*pendingEdit
-	last   map[string]time.Time
-	busy   map[string]bool
-}
-
-type pendingEdit struct {
-	apply func(context.Context) error
-	final bool
-}
-
-func newEditor(a *Adapter) *editor {
-	return &editor{a: a, wake: make(chan struct{}, 1), latest: map[string]*pendingEdit{}, last: map[string]time.Time{}, busy: map[string]bool{}}
-}
-
-func (e *editor) set(id string, apply func(context.Context) error, final bool) {
-	e.mu.Lock()
-	if prev, ok := e.latest[id]; ok {
-		prev.apply, prev.final = apply, prev.final || final
-	} else {
-		e.latest[id] = &pendingEdit{apply: apply, final: final}
-		e.queue = append(e.queue, id)
-	}
-	e.mu.Unlock()
-	select {
-	case e.wake <- struct{}{}:
-	default:
-	}
-}
-
-// pending counts edits not yet sent (queued or in flight).
-func (e *editor) pending() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.latest) + len(e.busy)
-}
-
-// run serves edits with a few senders until ctx ends, then sends what is
-// left (bounded) so that final texts land.
-func (e *editor) run(ctx context.Context) {
-	const senders = 4
-	var wg sync.WaitGroup
-	for range senders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e.serve(ctx)
-		}()
-	}
-	wg.Wait()
-	drain, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for e.pending() > 0 && drain.Err() == nil {
-		if !e.next(drain, true) {
-			break
-		}
-	}
-}
-
-func (e *editor) serve(ctx context.Context) {
-	for ctx.Err() == nil {
-		if e.next(ctx, false) {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-e.wake:
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-// next sends one due edit; it reports whether it did.
-func (e *editor) next(ctx context.Context, ignorePace bool) bool {
-	e.mu.Lock()
-	now := e.a.now()
-	idx := -1
-	for i, id := range e.queue {
-		if e.busy[id] {
-			continue
-		}
-		pe := e.latest[id]
-		if ignorePace || pe.final || now.Sub(e.last[id]) >= e.a.cfg.EditInterval {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 {
-		e.mu.Unlock()
-		return false
-	}
-	id := e.queue[idx]
-	e.queue = append(e.queue[:idx], e.queue[idx+1:]...)
-	pe := e.latest[id]
-	delete(e.latest, id)
-	e.busy[id] = true
-	e.mu.Unlock()
-
-	err := pe.apply(ctx)
-
-	e.mu.Lock()
-	delete(e.busy, id)
-	e.last[id] = e.a.now()
-	if err != nil && !errors.Is(err, context.Canceled) {
-		e.a.log.Warn("slack: edit failed", "message", id, "err", err)
-		if _, newer := e.latest[id]; !newer && ctx.Err() == nil && retryable(err) {
-			e.latest[id] = pe
-			e.queue = append(e.queue, id)
-		}
-	}
-	if _, again := e.latest[id]; again && !contains(e.queue, id) {
-		e.queue = append(e.queue, id)
-	}
-	e.mu.Unlock()
-	return true
-}
-
-func contains(q []string, id string) bool {
-	for _, x := range q {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
-
-// retryable: transport trouble, not a refusal of the content.
-func retryable(err error) bool {
-	var se slack.SlackErrorResponse
-	return !errors.As(err, &se)
-}
-
 // OpenThread implements adapters.Opener: a top-level message in the channel
 // whose thread the scheduled run then uses.
 func (a *Adapter) OpenThread(ctx context.Context, channel string, m adapters.Message) (adapters.ThreadRef, error) {
-	parts := a.compose(m)
+	parts := a.compose(m, uploadNone)
 	var ts string
 	err := a.call(ctx, "chat.postMessage", channel, func(ctx context.Context) error {
 		var err error

@@ -28,6 +28,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/slack/slackmd"
 )
 
 // Platform is the ThreadRef.Platform of Slack threads.
@@ -79,6 +80,8 @@ type Adapter struct {
 	// asker is who last wrote in each thread (channel|thread): streams are
 	// addressed to a recipient.
 	asker map[string]string
+	// prompts are the open prompts this run posted, by prompt id.
+	prompts map[string]promptLoc
 
 	streamOK int32 // 0 unknown, 1 works, -1 refused
 
@@ -118,15 +121,16 @@ func New(cfg Config) (*Adapter, error) {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
 	a := &Adapter{
-		cfg:   cfg,
-		log:   cfg.Logger.With("adapter", Platform),
-		api:   slack.New(cfg.BotToken, opts...),
-		lim:   newLimiter(cfg.RateScale, cfg.Now),
-		now:   cfg.Now,
-		hc:    cfg.HTTPClient,
-		msgs:  make(map[string]*posted),
-		asker: make(map[string]string),
-		ready: make(chan struct{}),
+		cfg:     cfg,
+		log:     cfg.Logger.With("adapter", Platform),
+		api:     slack.New(cfg.BotToken, opts...),
+		lim:     newLimiter(cfg.RateScale, cfg.Now),
+		now:     cfg.Now,
+		hc:      cfg.HTTPClient,
+		msgs:    make(map[string]*posted),
+		asker:   make(map[string]string),
+		prompts: make(map[string]promptLoc),
+		ready:   make(chan struct{}),
 	}
 	if cfg.Streaming {
 		a.streamOK = 0
@@ -388,6 +392,11 @@ func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallbac
 		if !ok {
 			continue
 		}
+		if !a.fromPrompt(&ev, cb) {
+			a.log.Warn("slack: click dropped: it names a prompt of another message", "prompt", ev.PromptID,
+				"channel", cb.Container.ChannelID, "message", cb.Container.MessageTs, "user", cb.User.ID)
+			continue
+		}
 		if err := deliver(ctx, ev); err != nil {
 			a.log.Warn("slack: click not delivered", "err", err)
 		}
@@ -402,7 +411,7 @@ func (a *Adapter) onSlash(ctx context.Context, cmd slack.SlashCommand) {
 	if text == "" {
 		text = "help"
 	}
-	root := fmt.Sprintf("<@%s> asked: %s", cmd.UserID, escapeMrkdwn(text))
+	root := fmt.Sprintf("<@%s> asked: %s", cmd.UserID, slackmd.Text(text))
 	var ts string
 	err := a.call(ctx, "chat.postMessage", cmd.ChannelID, func(ctx context.Context) error {
 		var err error

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +61,7 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		Workdir:         cfg.Workdir,
 		AllowedUsers:    cfg.AllowedUsers,
 		Admins:          cfg.Admins,
+		ProtectedPaths:  ownFiles(cfg),
 		MaxSessions:     cfg.MaxSessions,
 		IdleTimeout:     cfg.IdleTimeout,
 		ApprovalTimeout: cfg.ApprovalTimeout,
@@ -203,12 +202,12 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 // newMatrix configures the Matrix adapter: its login and sync position live
 // in the bot's database, its crypto state in a file beside it.
 func newMatrix(cfg config, st *store.Store, mayInvite func(string) bool, log *slog.Logger) (*matrixadapter.Adapter, error) {
-	base := strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB))
+	cryptoDB, recoveryKey := matrixFiles(cfg)
 	return matrixadapter.New(matrixadapter.Config{
 		Homeserver: cfg.MatrixHomeserver, UserID: cfg.MatrixUserID,
 		AccessToken: cfg.MatrixAccessToken, DeviceID: cfg.MatrixDeviceID, Password: cfg.MatrixPassword,
-		CryptoDB:        base + ".matrix-crypto.db",
-		RecoveryKeyFile: base + ".matrix-recovery-key",
+		CryptoDB:        cryptoDB,
+		RecoveryKeyFile: recoveryKey,
 		EditInterval:    cfg.MatrixEditInterval,
 		MayInvite:       mayInvite,
 		State:           st,

@@ -225,7 +225,33 @@ func (r *Request) lastUser() *Message {
 //
 // Note that the CLI merges consecutive user content into one message, so
 // this is everything typed since the last assistant message.
+//
+// The line claudeops puts first on every message it passes on, naming the
+// sender ("[from ana · U1]"), is left out: see LastUserSender.
 func (r *Request) LastUserText() string {
+	_, text := splitSender(r.lastUserText())
+	return text
+}
+
+// LastUserSender is the sender line claudeops put first on the last user
+// message ("[from ana · U1]"), or "" when it has none.
+func (r *Request) LastUserSender() string {
+	sender, _ := splitSender(r.lastUserText())
+	return sender
+}
+
+func splitSender(s string) (sender, text string) {
+	if !strings.HasPrefix(s, "[from ") {
+		return "", s
+	}
+	line, rest, _ := strings.Cut(s, "\n")
+	if !strings.HasSuffix(line, "]") {
+		return "", s
+	}
+	return line, strings.TrimSpace(rest)
+}
+
+func (r *Request) lastUserText() string {
 	m := r.lastUser()
 	if m == nil {
 		return ""

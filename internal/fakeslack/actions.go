@@ -319,6 +319,27 @@ func (s *Server) Click(user, channel, messageTS, actionID string) error {
 	return nil
 }
 
+// ForgeAction delivers a block_actions payload for a message with an
+// action that message need not have: what a tampered or replayed payload
+// could claim (a button value naming a prompt of another message or
+// channel). action holds the action's fields (action_id, value, block_id,
+// …); type defaults to "button". Slack itself never sends this for a
+// button that is not there: it is for testing that an app checks.
+func (s *Server) ForgeAction(user, channel, messageTS string, action map[string]any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, m, err := s.interactionTargetLocked(user, channel, messageTS)
+	if err != nil {
+		return err
+	}
+	a := map[string]any{"type": "button"}
+	for k, v := range action {
+		a[k] = v
+	}
+	s.blockActionsLocked(user, ch, m, a, "forged "+str(a["action_id"]))
+	return nil
+}
+
 // Select picks the option with value in the static_select (or radio_buttons,
 // overflow) with actionID: block_actions with selected_option, and the choice
 // kept in state.values for later clicks.

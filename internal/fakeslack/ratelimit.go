@@ -65,10 +65,25 @@ func (b *bucket) take(now time.Time) (bool, time.Duration) {
 type window struct {
 	until      time.Time
 	retryAfter int
-	// at is when the 429 was decided. A call that arrived before then (the
-	// server takes calls one at a time) was already on its way and could
-	// not have honoured it; only calls arriving later count as ignoring it.
+	// at is when the 429 was answered. A call that arrived before then was
+	// already on its way and could not have honoured it (the client had
+	// not seen it); only calls arriving later count as ignoring it.
 	at time.Time
+}
+
+// answered429 moves the start of a Retry-After window to the moment its
+// 429 went out.
+func (s *Server) answered429(method string, p params) {
+	key, _, _, ok := limitFor(method, p)
+	if !ok {
+		key = method
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if w, open := s.windows[key]; open {
+		w.at = time.Now()
+		s.windows[key] = w
+	}
 }
 
 // limitFor returns the bucket key and budget of a call, ok=false if the
@@ -112,6 +127,7 @@ func (s *Server) rateLimitLocked(method string, p params, now time.Time) int {
 	if ra < 1 {
 		ra = 1
 	}
-	s.windows[key] = window{until: now.Add(time.Duration(ra) * time.Second), retryAfter: ra, at: time.Now()}
+	until := now.Add(time.Duration(ra) * time.Second)
+	s.windows[key] = window{until: until, retryAfter: ra, at: until} // at: once answered
 	return ra
 }

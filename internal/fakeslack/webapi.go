@@ -230,6 +230,9 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(res.status)
 	_, _ = w.Write(body)
+	if res.status == http.StatusTooManyRequests {
+		s.answered429(method, p)
+	}
 }
 
 func (s *Server) dispatchLocked(method string, p params, token string, parseErr error, now time.Time) result {
@@ -272,7 +275,8 @@ func (s *Server) dispatchLocked(method string, p params, token string, parseErr 
 			if !ok {
 				key = method
 			}
-			s.windows[key] = window{until: now.Add(time.Duration(f.RetryAfter) * time.Second), retryAfter: f.RetryAfter, at: time.Now()}
+			until := now.Add(time.Duration(f.RetryAfter) * time.Second)
+			s.windows[key] = window{until: until, retryAfter: f.RetryAfter, at: until} // at: once answered
 		}
 		return r
 	}

@@ -297,3 +297,19 @@ func isDigitBase(c byte, base int) bool {
 	}
 	return false
 }
+
+// Text makes plain text literal in mrkdwn: no markup, no mentions, no
+// code fences (for titles, labels, anything not Markdown).
+func Text(s string) string { return neutralizeBroadcasts(escText(s)) }
+
+// CodeBlock shows s as a ``` block, every character of it literal: nothing
+// in s can end the block early, form a link or a mention, or notify.
+func CodeBlock(s string) string {
+	return fenceMark + "\n" + neutralizeBroadcasts(esc(s)) + "\n" + fenceMark
+}
+
+// InlineCode shows one line s as inline code. mrkdwn code spans cannot
+// hold a backtick, so each shows as "ˋ"; nothing in s can notify.
+func InlineCode(s string) string {
+	return "`" + neutralizeBroadcasts(escapeSlack(strings.ReplaceAll(s, "`", "ˋ"))) + "`"
+}

@@ -1,0 +1,149 @@
+package approvals
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+)
+
+// Call is one tool call to decide, with what the caller knows beyond the
+// request itself.
+type Call struct {
+	ChannelKey string
+	ThreadKey  string
+	Tool       string
+	Input      json.RawMessage
+	// Cwd is the session's working directory, absolute.
+	Cwd string
+	// Resolved is the path a file tool touches with symlinks resolved (the
+	// caller does the I/O), "" when unknown or not a file tool. An allow
+	// rule must match both the path as written and this one, so that a
+	// link inside a granted folder does not carry a grant elsewhere.
+	Resolved string
+	// Own are the bot's own files and directories (database, its WAL and
+	// SHM, crypto store, keys): no allow rule ever lets a tool touch them.
+	Own []string
+}
+
+// writeTools change the file they name.
+var writeTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
+
+// protectedDirs and protectedFiles configure Claude Code, git or the bot:
+// a write there changes what runs next (hooks, MCP servers, settings,
+// instructions), so only a person may allow it, one call at a time.
+var (
+	protectedDirs  = []string{".claude", ".git"}
+	protectedFiles = []string{".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".claude.json", ".gitmodules"}
+)
+
+// Protected reports whether no rule or grant may allow c: a write (Write,
+// Edit, MultiEdit, NotebookEdit) to a path with a ".claude" or ".git"
+// segment or named like one of Claude Code's instruction and settings files
+// (compared case-insensitively, as some file systems do), or any file tool
+// call on the bot's own files. Both the path as written and c.Resolved are
+// checked. An unreadable path on a write tool is protected too.
+func Protected(c Call) bool {
+	if !isPathTool(c.Tool) {
+		return false
+	}
+	p, ok := toolPath(c.Tool, c.Input, c.Cwd)
+	if !ok {
+		return writeTools[c.Tool]
+	}
+	for _, name := range []string{p, c.Resolved} {
+		if name == "" {
+			continue
+		}
+		if writeTools[c.Tool] && protectedName(name) {
+			return true
+		}
+		for _, own := range c.Own {
+			if own != "" && within(name, filepath.Clean(own)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func protectedName(p string) bool {
+	segs := splitPath(p)
+	for _, s := range segs {
+		for _, d := range protectedDirs {
+			if strings.EqualFold(s, d) {
+				return true
+			}
+		}
+	}
+	if len(segs) == 0 {
+		return false
+	}
+	base := segs[len(segs)-1]
+	for _, f := range protectedFiles {
+		if strings.EqualFold(base, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether the clean absolute path p is dir or below it.
+func within(p, dir string) bool {
+	if p == dir || dir == "/" {
+		return true
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+// EvaluateCall decides c from rules as Evaluate does, and more strictly on
+// allow: a Protected call matches no allow rule, and for a file tool with
+// c.Resolved set an allow rule must match the resolved path as well. Deny
+// rules match the path as written or the resolved one.
+func EvaluateCall(rules []Rule, c Call) (Effect, *Rule) {
+	resolvedInput := resolvedInput(c)
+	var allow *Rule
+	protected := Protected(c)
+	for i := range rules {
+		r := rules[i]
+		if (r.Effect != EffectAllow && r.Effect != EffectDeny) || !r.appliesTo(c.ChannelKey, c.ThreadKey) {
+			continue
+		}
+		if r.Effect == EffectDeny {
+			if r.Matches(c.Tool, c.Input, c.Cwd) || (resolvedInput != nil && r.Matches(c.Tool, resolvedInput, c.Cwd)) {
+				return EffectDeny, &r
+			}
+			continue
+		}
+		if protected || allow != nil || !r.Matches(c.Tool, c.Input, c.Cwd) {
+			continue
+		}
+		if resolvedInput != nil && !r.Matches(c.Tool, resolvedInput, c.Cwd) {
+			continue
+		}
+		allow = &r
+	}
+	if allow != nil {
+		return EffectAllow, allow
+	}
+	return "", nil
+}
+
+// resolvedInput is c's input with its path replaced by c.Resolved, or nil
+// when there is nothing else to check.
+func resolvedInput(c Call) json.RawMessage {
+	if c.Resolved == "" || !isPathTool(c.Tool) {
+		return nil
+	}
+	if p, ok := toolPath(c.Tool, c.Input, c.Cwd); ok && p == c.Resolved {
+		return nil
+	}
+	key := "path"
+	if fileTools[c.Tool] {
+		key = "file_path"
+	}
+	b, err := json.Marshal(map[string]string{key: c.Resolved})
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,170 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+// Per-user quotas: CLAUDEOPS_MAX_THREADS_PER_USER (live plus waiting
+// sessions a user's messages started) and CLAUDEOPS_MAX_SCHEDULES_PER_USER.
+// Admins are exempt from both; scheduled runs are not attributed to anyone
+// (they count toward CLAUDEOPS_MAX_SESSIONS only).
+
+// intentTTL bounds how long admit's attribution waits for its acquire
+// (which follows at once on the same worker; a message that never reached
+// acquire must not hold a place for long).
+const intentTTL = time.Minute
+
+// refusalEvery: a user refused by the per-user thread limit is told at most
+// this often; later refusals are only audited.
+const refusalEvery = time.Minute
+
+// admit decides whether a message of user may make thread key take (or
+// wait for) a slot. limited is false for admins, who are attributed but
+// not limited. A user at the limit first gives back their own least
+// recently used idle session (it is stopped as eviction does; the thread
+// resumes later); if none is idle, admit reports false and records nothing.
+func (s *slots) admit(key, user string, limited bool, limit int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[key] != nil {
+		return true
+	}
+	now := s.now()
+	if limited && limit > 0 && s.countLocked(user, key, now) >= limit {
+		var lru *slot
+		for _, sl := range s.held {
+			if !sl.counted || sl.user != user || sl.busy || sl.evicting {
+				continue
+			}
+			if lru == nil || sl.lastUsed.Before(lru.lastUsed) {
+				lru = sl
+			}
+		}
+		if lru == nil {
+			return false
+		}
+		lru.evicting = true
+		go lru.evict() // the holder takes its own locks
+	}
+	s.intents[key] = slotIntent{user: user, counted: limited, at: now}
+	return true
+}
+
+// countLocked is how many threads count toward user's limit: held (and not
+// being given back), waiting, and admitted on their way to acquire; except
+// but. Called with the lock held.
+func (s *slots) countLocked(user, but string, now time.Time) int {
+	n := 0
+	for k, sl := range s.held {
+		if sl.counted && sl.user == user && !sl.evicting && k != but {
+			n++
+		}
+	}
+	for _, w := range s.waiting {
+		if w.counted && w.user == user && w.key != but {
+			n++
+		}
+	}
+	for k, in := range s.intents {
+		switch {
+		case now.Sub(in.at) > intentTTL:
+			delete(s.intents, k)
+		case in.counted && in.user == user && k != but:
+			n++
+		}
+	}
+	return n
+}
+
+// userThreads is how many threads count toward user's limit.
+func (s *slots) userThreads(user string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.countLocked(user, "", s.now())
+}
+
+// tellRefusal reports whether user should be told of a refusal now (at most
+// once per refusalEvery), and notes it.
+func (s *slots) tellRefusal(user string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if last, ok := s.refusedAt[user]; ok && now.Sub(last) < refusalEvery {
+		return false
+	}
+	s.refusedAt[user] = now
+	return true
+}
+
+// quotaGate applies CLAUDEOPS_MAX_THREADS_PER_USER to a chat message that
+// would start (or resume) this thread's session, and attributes the session
+// to its sender. It reports true when the message was refused: it is then
+// not processed. Commands need no session and pass.
+//
+// It is called first thing for every chat message (from cmdSchedule, which
+// onMessage calls before anything else).
+func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) bool {
+	if w.proc != nil || ev.User.ID == "" || isCommandText(text) {
+		return false
+	}
+	limit := w.b.cfg.MaxThreadsPerUser
+	limited := limit > 0 && !w.b.isAdmin(ev.User.ID)
+	if w.b.slots.admit(w.key, ev.User.ID, limited, limit) {
+		return false
+	}
+	w.log.Info("refused: per-user thread limit", "user", ev.User.ID, "limit", limit)
+	w.b.audit(ctx, w.key, ev.User.ID, "refused", "thread", fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER=%d reached, none idle", limit), false)
+	if w.b.slots.tellRefusal(ev.User.ID) {
+		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf(
+			"Not taken: you already have %d active Claude sessions (the limit per user), all busy. Wait for one to finish or stop one, then send this again. (Further refusals in the next minute are silent.)", limit))
+	}
+	return true
+}
+
+// isCommandText: text is one of the bot's commands (runCommand takes it).
+func isCommandText(text string) bool {
+	fields := strings.Fields(text)
+	if len(fields) == 0 {
+		return false
+	}
+	name := strings.ToLower(fields[0])
+	for _, c := range commands {
+		if c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// scheduleAddMu serializes the per-user schedule count and the add, so
+// that concurrent adds cannot pass the cap together.
+var scheduleAddMu sync.Mutex
+
+// scheduleQuota reports why user may not add another schedule ("" if they
+// may). Called with scheduleAddMu held.
+func (w *worker) scheduleQuota(ctx context.Context, user string) string {
+	limit := w.b.cfg.MaxSchedulesPerUser
+	if limit <= 0 || w.b.isAdmin(user) {
+		return ""
+	}
+	all, err := w.b.store.ListSchedules(ctx)
+	if err != nil {
+		return "could not count your schedules: " + err.Error()
+	}
+	n := 0
+	for _, s := range all {
+		if s.CreatedBy == user {
+			n++
+		}
+	}
+	if n >= limit {
+		return fmt.Sprintf("you already have %d schedules, the limit per user (CLAUDEOPS_MAX_SCHEDULES_PER_USER=%d). Remove one with schedule rm <id> first.", n, limit)
+	}
+	return ""
+}
