@@ -107,8 +107,8 @@ func (s *slots) tellRefusal(user string) bool {
 // to its sender. It reports true when the message was refused: it is then
 // not processed. Commands need no session and pass.
 //
-// It is called first thing for every chat message (from cmdSchedule, which
-// onMessage calls before anything else).
+// onMessage calls it for every message that is neither a command nor a
+// typed decision, right before the message goes to Claude.
 func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) bool {
 	if w.proc != nil || ev.User.ID == "" || isCommandText(text) {
 		return false

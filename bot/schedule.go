@@ -129,9 +129,7 @@ func (w *worker) unattended() bool {
 func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, text string) bool {
 	rest, ok := cutWord(text, "schedule")
 	if !ok {
-		// Every chat message passes here first: a message that would start
-		// a session is subject to the per-user thread limit (quota.go).
-		return w.quotaGate(ctx, ev, text)
+		return false
 	}
 	sc := w.b.scheduling()
 	if sc == nil {

@@ -64,7 +64,14 @@ func waitRun(t *testing.T, h *harness, id, status string) {
 // returned func stops it (before the bot).
 func startScheduler(t *testing.T, h *harness) func() {
 	t.Helper()
-	sch, err := scheduler.New(scheduler.Config{}, h.st, schedRunner{h.b})
+	// TestConsoleSchedules runs an "@every 20s" schedule.
+	return startSchedulerWith(t, h, scheduler.Config{MinInterval: 10 * time.Second})
+}
+
+// startSchedulerWith is startScheduler with cfg (zero: the defaults).
+func startSchedulerWith(t *testing.T, h *harness, cfg scheduler.Config) func() {
+	t.Helper()
+	sch, err := scheduler.New(cfg, h.st, schedRunner{h.b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -285,6 +285,11 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	if w.typedReply(ctx, ev, text) {
 		return
 	}
+	// A message that would start a session is subject to the per-user
+	// thread limit (quota.go).
+	if w.quotaGate(ctx, ev, text) {
+		return
+	}
 	w.prompt(ctx, ev, text)
 }
 
@@ -340,7 +345,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	// Waiting for a slot, and starting claude, end with the bot.
 	err := w.b.slots.acquire(w.life, w.key, func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
 		ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice,
-			Text: fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", w.b.cfg.MaxSessions, pos)})
+			Text: fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue). Other threads of yours that wait meanwhile are not announced again.", w.b.cfg.MaxSessions, pos)})
 		if err == nil {
 			queuedNotice = &ref
 		}

@@ -33,6 +33,7 @@ var (
 	ErrNotRunning      = errors.New("scheduler is not running")
 	ErrBusy            = errors.New("previous run still running")
 	ErrInvalidSchedule = errors.New("invalid schedule")
+	ErrTooFrequent     = errors.New("schedule fires too often")
 )
 
 // RunResult is what a Runner reports of one run.
@@ -83,6 +84,11 @@ type Config struct {
 	// StopGrace is how long a runner may take to return once its context is
 	// done before the run is recorded without it. Default 10s.
 	StopGrace time.Duration `env:"CLAUDEOPS_SCHEDULE_STOP_GRACE" envDefault:"10s"`
+	// MinInterval is the least time between two runs of a schedule, for
+	// everyone: a spec that can fire closer is refused when added and not
+	// run when loaded (a row written past Add). Default 5m; negative: no
+	// minimum.
+	MinInterval time.Duration `env:"CLAUDEOPS_SCHEDULE_MIN_INTERVAL" envDefault:"5m"`
 
 	// Now is the clock; default time.Now. It must agree with the runtime's
 	// clock, which robfig/cron's timers use (tests use testing/synctest).
@@ -160,6 +166,9 @@ func New(cfg Config, st Store, runner Runner) (*Scheduler, error) {
 	if cfg.StopGrace <= 0 {
 		cfg.StopGrace = 10 * time.Second
 	}
+	if cfg.MinInterval == 0 {
+		cfg.MinInterval = 5 * time.Minute
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -196,6 +205,9 @@ func (s *Scheduler) Normalize(sc Schedule) (Schedule, Spec, error) {
 	}
 	spec, err := s.parse(sc)
 	if err != nil {
+		return sc, Spec{}, err
+	}
+	if err := spec.CheckMinInterval(s.cfg.MinInterval, s.now()); err != nil {
 		return sc, Spec{}, err
 	}
 	switch {
@@ -260,6 +272,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			continue
 		}
 		e, err := s.register(sc, now)
+		if errors.Is(err, ErrTooFrequent) {
+			s.log.Warn("schedule not run: it fires more often than CLAUDEOPS_SCHEDULE_MIN_INTERVAL allows",
+				"schedule", sc.ID, "spec", sc.Spec, "min_interval", s.cfg.MinInterval, "err", err)
+			continue
+		}
 		if err != nil {
 			s.log.Error("schedule not loaded", "schedule", sc.ID, "spec", sc.Spec, "err", err)
 			continue

@@ -72,6 +72,11 @@ func start(t *testing.T, st Store, r Runner, cfg Config) (*Scheduler, func()) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.MinInterval == 0 {
+		// These tests use minutely and @every 20s specs; the minimum has
+		// tests of its own (TestMinInterval…).
+		cfg.MinInterval = -1
+	}
 	s, err := New(cfg, st, r)
 	if err != nil {
 		t.Fatal(err)

@@ -169,3 +169,54 @@ func (a anchoredEvery) countBetween(from, to time.Time) (n int64, first, last ti
 	n = int64(to.Sub(first)/a.every) + 1
 	return n, first, first.Add(time.Duration(n-1) * a.every)
 }
+
+// Bounds of CheckMinInterval's walk over a cron spec's firings.
+const (
+	minGapFirings = 10_000
+	minGapSpan    = 366 * 24 * time.Hour
+)
+
+// CheckMinInterval reports (wrapping ErrTooFrequent) whether two firings of
+// s can be closer than min: for "@every d", d itself; for a cron spec, the
+// gaps between its firings from from on, up to 10,000 of them or a year,
+// whichever ends first (enough to see every pattern a 5-field spec has,
+// DST changes included). min <= 0 checks nothing.
+func (s Spec) CheckMinInterval(min time.Duration, from time.Time) error {
+	if min <= 0 || s.sched == nil {
+		return nil
+	}
+	if s.every > 0 {
+		if s.every < min {
+			return fmt.Errorf("%w: %q runs every %s, more often than the minimum interval of %s (CLAUDEOPS_SCHEDULE_MIN_INTERVAL)",
+				ErrTooFrequent, s.text, fmtDuration(s.every), fmtDuration(min))
+		}
+		return nil
+	}
+	end := from.Add(minGapSpan)
+	prev := s.sched.Next(from)
+	for i := 0; i < minGapFirings && !prev.IsZero() && prev.Before(end); i++ {
+		next := s.sched.Next(prev)
+		if next.IsZero() {
+			break
+		}
+		if gap := next.Sub(prev); gap < min {
+			return fmt.Errorf("%w: %q can run %s apart (%s then %s), more often than the minimum interval of %s (CLAUDEOPS_SCHEDULE_MIN_INTERVAL)",
+				ErrTooFrequent, s.text, fmtDuration(gap), prev.In(s.loc).Format("2006-01-02 15:04 MST"),
+				next.In(s.loc).Format("15:04 MST"), fmtDuration(min))
+		}
+		prev = next
+	}
+	return nil
+}
+
+// fmtDuration writes 5m rather than 5m0s.
+func fmtDuration(d time.Duration) string {
+	t := d.String()
+	if strings.HasSuffix(t, "m0s") {
+		t = strings.TrimSuffix(t, "0s")
+	}
+	if strings.HasSuffix(t, "h0m") {
+		t = strings.TrimSuffix(t, "0m")
+	}
+	return t
+}

@@ -41,6 +41,9 @@ type config struct {
 	ApprovalTimeout    time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
 	MaxLineBytes       int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
 	LogLevel           string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+	// Per-user quotas (admins exempt); 0 means no cap.
+	MaxThreadsPerUser   int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
+	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
 	// Scheduler holds the CLAUDEOPS_SCHEDULE_* settings.
 	Scheduler scheduler.Config
 	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
@@ -59,13 +62,38 @@ func loadConfig(environ []string) (config, error) {
 	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
 		return c, explainEnvError(err)
 	}
+	var bad []string
 	if c.MaxSessions < 1 {
-		return c, fmt.Errorf("CLAUDEOPS_MAX_SESSIONS must be at least 1, got %d", c.MaxSessions)
+		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_SESSIONS must be at least 1, got %d", c.MaxSessions))
 	}
 	if c.MaxLineBytes < 64<<10 {
-		return c, fmt.Errorf("CLAUDEOPS_MAX_LINE_BYTES must be at least 65536, got %d", c.MaxLineBytes)
+		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_LINE_BYTES must be at least 65536, got %d", c.MaxLineBytes))
+	}
+	if c.MaxThreadsPerUser < 0 {
+		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER must be 0 (no cap) or more, got %d", c.MaxThreadsPerUser))
+	}
+	if c.MaxSchedulesPerUser < 0 {
+		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_SCHEDULES_PER_USER must be 0 (no cap) or more, got %d", c.MaxSchedulesPerUser))
+	}
+	switch {
+	case c.Scheduler.MinInterval < 0:
+		bad = append(bad, fmt.Sprintf("CLAUDEOPS_SCHEDULE_MIN_INTERVAL must be 0 (no minimum) or more, got %s", c.Scheduler.MinInterval))
+	case c.Scheduler.MinInterval == 0:
+		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
+	}
+	if len(bad) > 0 {
+		return c, errors.New(strings.Join(bad, "; "))
 	}
 	return c, nil
+}
+
+// perUserCap turns a per-user cap from the environment (0: none) into
+// bot.Config's terms (0: the default; negative: none).
+func perUserCap(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // explainEnvError names the variable behind each field that failed to

@@ -67,6 +67,9 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		ApprovalTimeout: cfg.ApprovalTimeout,
 		MaxLineBytes:    cfg.MaxLineBytes,
 		Logger:          log,
+		// Per-user quotas.
+		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
+		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
 	}
 	var con *console.Adapter
 	if useConsole {
