@@ -375,7 +375,8 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 			w.reply(ctx, fmt.Sprintf("There is no rule %d.", id))
 		default:
 			w.b.audit(ctx, w.key, ev.User.ID, "rules rm", args[1], "", true)
-			w.reply(ctx, fmt.Sprintf("Rule %d removed. (A live session that was refusing it keeps doing so until it restarts: `new`, or after it idles.)", id))
+			w.b.rulesChanged(w.ref.ChannelKey())
+			w.reply(ctx, fmt.Sprintf("Rule %d removed. (A session that started while it was in force keeps refusing it until it restarts: `new`, or after it idles.)", id))
 		}
 	}
 }

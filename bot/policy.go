@@ -107,7 +107,7 @@ func (w *worker) cliDenyRules(ctx context.Context) []string {
 		w.log.Error("load rules for the CLI", "err", err)
 		return nil
 	}
-	return approvals.CLIDenyRules(rules, w.ref.ChannelKey(), w.key)
+	return approvals.CLIDenyRulesIn(rules, w.ref.ChannelKey(), w.key, w.cwd(ctx))
 }
 
 // flagApplier is a process that takes new settings while it runs.
@@ -116,7 +116,7 @@ type flagApplier interface {
 }
 
 // applyDenyRules hands the live process the thread's deny rules after they
-// changed. A rule added takes effect at once; one removed keeps being
+// changed; each apply replaces the last. A rule given at launch stays
 // refused by the CLI until the process restarts (the safe side).
 func (w *worker) applyDenyRules(ctx context.Context) {
 	fa, ok := w.proc.(flagApplier)

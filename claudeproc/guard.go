@@ -18,13 +18,21 @@ import (
 //     hooks, permissions, environment) does not load;
 //   - --strict-mcp-config: no MCP server from the repository's .mcp.json
 //     starts;
-//   - --settings: the CLI's automatic classifier off, in plan mode too (it
-//     would otherwise decide Bash calls there itself), bypassPermissions
-//     disabled, and DenyRules as permissions.deny, so that the CLI refuses
-//     them itself, behind the host's own rules.
+//   - --settings: the CLI's automatic mode off (disableAutoMode: a launch
+//     in auto falls back to default and set_permission_mode auto is
+//     refused) and not used for plan mode (useAutoModeDuringPlan: plan
+//     would otherwise let its classifier refuse Bash calls instead of
+//     asking; either key alone stops that), bypassPermissions disabled
+//     (disableBypassPermissionsMode: a launch in it falls back to default),
+//     and DenyRules as permissions.deny, so that the CLI refuses them
+//     itself, behind the host's own rules. All measured on 2.1.330.
 type Guard struct {
 	// DenyRules are rules in the CLI's syntax ("Bash(rm:*)", "Edit(//abs/**)").
 	DenyRules []string
+	// AskRules, as permissions.ask, make the CLI ask the host about calls
+	// it would otherwise run unasked: "Bash" sends every Bash call to
+	// can_use_tool, read-only ones (ls, git status, cat) included.
+	AskRules []string
 }
 
 // guardModes are the permission modes a guarded process may run in.
@@ -37,13 +45,17 @@ func (g Guard) Settings() map[string]any {
 	if deny == nil {
 		deny = []string{}
 	}
+	perms := map[string]any{
+		"disableBypassPermissionsMode": "disable",
+		"deny":                         deny,
+	}
+	if len(g.AskRules) > 0 {
+		perms["ask"] = g.AskRules
+	}
 	return map[string]any{
 		"disableAutoMode":       "disable",
 		"useAutoModeDuringPlan": false,
-		"permissions": map[string]any{
-			"disableBypassPermissionsMode": "disable",
-			"deny":                         deny,
-		},
+		"permissions":           perms,
 	}
 }
 
@@ -56,16 +68,25 @@ func (g Guard) args(mode string) []string {
 }
 
 func (o *Options) checkGuard() error {
-	if o.Guard == nil || o.PermissionMode == "" || guardModes[o.PermissionMode] {
+	if o.PermissionMode == "" {
 		return nil
 	}
-	return fmt.Errorf("permission mode %q would let Claude Code decide tool calls itself: a guarded session runs in default or plan", o.PermissionMode)
+	return checkGuardMode(o.Guard, o.PermissionMode)
 }
 
-// ApplyFlagSettings applies g's settings to the live session
-// (apply_flag_settings): new deny rules take effect at once. Withdrawn ones
-// do not (2.1.330 keeps denying them): a rule removed stays denied by the
-// CLI until the process restarts, which errs on the safe side.
+func checkGuardMode(g *Guard, mode string) error {
+	if g == nil || guardModes[mode] {
+		return nil
+	}
+	return fmt.Errorf("permission mode %q would let Claude Code decide tool calls itself: a guarded session runs in default or plan", mode)
+}
+
+// ApplyFlagSettings hands the live session g's settings
+// (apply_flag_settings); they take effect from the next tool call. Each
+// call replaces what the previous one applied: a deny rule left out is
+// withdrawn. Rules given at launch (Options.Guard) stay for the life of the
+// process whatever is applied later: withdrawing one of those takes a
+// restart. (Measured on 2.1.330.)
 func (p *Process) ApplyFlagSettings(ctx context.Context, g Guard) error {
 	if _, err := p.request(ctx, "apply_flag_settings", map[string]any{"settings": g.Settings()}); err != nil {
 		return fmt.Errorf("apply settings: %w", err)

@@ -57,6 +57,7 @@ func TestArgs(t *testing.T) {
 		{Options{ForkSession: true, SessionID: "u-1"}, base + " --session-id u-1"},
 		{Options{Guard: &Guard{}}, base + ` --permission-mode default --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{AskRules: []string{"Bash"}}}, base + ` --permission-mode default --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"ask":["Bash"],"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{AppendSystemPrompt: "be brief", AllowedTools: []string{"Read", "Bash(git:*)"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 5, ExtraArgs: []string{"--add-dir", "/srv"}},
 			base + " --append-system-prompt be brief --allowedTools Read Bash(git:*) --disallowedTools WebFetch --max-turns 5 --add-dir /srv"},
 	}
@@ -141,6 +142,11 @@ func TestGuardRefusesModesThatDecideAlone(t *testing.T) {
 		_, err := Start(context.Background(), Options{Bin: "/nonexistent", Guard: &Guard{}, PermissionMode: mode})
 		if err == nil || !strings.Contains(err.Error(), "guarded session runs in default or plan") {
 			t.Errorf("mode %s: %v", mode, err)
+		}
+		// A live guarded process refuses the switch before writing anything.
+		p := &Process{opts: Options{Guard: &Guard{}}}
+		if _, err := p.SetPermissionMode(context.Background(), mode); err == nil || !strings.Contains(err.Error(), "guarded session runs in default or plan") {
+			t.Errorf("switch to %s: %v", mode, err)
 		}
 	}
 }

@@ -184,8 +184,13 @@ func (p *Process) Interrupt(ctx context.Context, cancelQueued bool) (InterruptRe
 }
 
 // SetPermissionMode switches the live session's mode (default, acceptEdits,
-// plan, ...). An invalid mode comes back as a *ControlError.
+// plan, ...). An invalid mode comes back as a *ControlError. A guarded
+// process (Options.Guard) only takes default and plan: any other mode is
+// refused here, before reaching the CLI.
 func (p *Process) SetPermissionMode(ctx context.Context, mode string) (string, error) {
+	if err := checkGuardMode(p.opts.Guard, mode); err != nil {
+		return "", err
+	}
 	raw, err := p.request(ctx, "set_permission_mode", map[string]any{"mode": mode})
 	if err != nil {
 		return "", err
