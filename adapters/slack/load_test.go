@@ -86,6 +86,7 @@ func TestStrictRateLimitsManyThreads(t *testing.T) {
 	const threads = 20
 	h := newHarness(t, script(nil), fakeslack.Options{Strict: true, RateScale: 10}, func(bc *bot.Config, sc *slackadapter.Config) {
 		bc.MaxSessions = 5
+		bc.MaxThreadsPerUser = -1 // one person opens every thread: this is about rate limits, not quotas
 		// Above the fake's budget: Slack answers 429s, which must be waited out.
 		sc.RateScale = 20
 	})
