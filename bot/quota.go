@@ -105,7 +105,8 @@ func (s *slots) tellRefusal(user string) bool {
 // quotaGate applies CLAUDEOPS_MAX_THREADS_PER_USER to a chat message that
 // would start (or resume) this thread's session, and attributes the session
 // to its sender. It reports true when the message was refused: it is then
-// not processed. Commands need no session and pass.
+// neither sent to Claude nor kept (the user is told, the first time in a
+// minute, to send it again). Commands need no session and pass.
 //
 // onMessage calls it for every message that is neither a command nor a
 // typed decision, right before the message goes to Claude.
@@ -122,7 +123,7 @@ func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) 
 	w.b.audit(ctx, w.key, ev.User.ID, "refused", "thread", fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER=%d reached, none idle", limit), false)
 	if w.b.slots.tellRefusal(ev.User.ID) {
 		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf(
-			"Not taken: you already have %d active Claude sessions (the limit per user), all busy. Wait for one to finish or stop one, then send this again. (Further refusals in the next minute are silent.)", limit))
+			"Not taken: you have %d Claude sessions running or waiting, the most one person may have, and none is idle to make room. Send this again once one has finished (or after `stop` in one of them). Messages refused in the next minute get no note.", limit))
 	}
 	return true
 }

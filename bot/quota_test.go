@@ -42,6 +42,15 @@ func (h *harness) held(thread string) bool {
 	return h.b.slots.held["console/console/"+thread] != nil
 }
 
+// idleHeld: thread holds a slot it could give back (its turn is over: the
+// footer is posted just before the slot is marked idle).
+func (h *harness) idleHeld(thread string) bool {
+	h.b.slots.mu.Lock()
+	defer h.b.slots.mu.Unlock()
+	sl := h.b.slots.held["console/console/"+thread]
+	return sl != nil && !sl.busy && !sl.evicting
+}
+
 // count is how many output lines match pattern.
 func (h *harness) count(pattern string) int {
 	re := regexp.MustCompile(pattern)
@@ -85,6 +94,7 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 		h.say("/as bob hello " + th)
 		h.expect(`^\[` + th + `\] claude: ok: .*hello ` + th + `$`)
 		h.expect(`^\[` + th + `\] — ✓`)
+		waitFor(t, "session "+th+" idle", func() bool { return h.idleHeld(th) })
 	}
 	// A third thread: bob's least recently used idle session (a) gives
 	// its slot back; the new one runs (and stays busy).
@@ -105,7 +115,7 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 
 	h.say("/thread d")
 	h.say("/as bob hello d")
-	h.expect(`^\[d\] \* \(to bob\) Not taken: you already have 2 active Claude sessions \(the limit per user\)`)
+	h.expect(`^\[d\] \* \(to bob\) Not taken: you have 2 Claude sessions running or waiting, the most one person may have`)
 	mark := len(h.out.snapshot())
 	h.say("/thread e")
 	h.say("/as bob hello e")
@@ -127,7 +137,7 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 	skew.Add(int64(61 * time.Second))
 	h.say("/thread m")
 	h.say("/as bob hello m")
-	h.expect(`^\[m\] \* \(to bob\) Not taken: you already have 2`)
+	h.expect(`^\[m\] \* \(to bob\) Not taken: you have 2 Claude sessions`)
 	if n := h.count(`Not taken`); n != 2 {
 		t.Errorf("%d refusal notes, want 2", n)
 	}
@@ -137,7 +147,9 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 
 	// Once a session of bob's ends its turn, bob may go on (evicting it).
 	release()
-	h.expect(`^\[b\] — ✓`)
+	for _, th := range []string{"b", "c"} {
+		waitFor(t, "session "+th+" idle", func() bool { return h.idleHeld(th) })
+	}
 	h.say("/thread d")
 	h.say("/as bob hello d")
 	h.expect(`^\[d\] claude: ok: .*hello d$`)
@@ -230,6 +242,10 @@ func TestConsoleScheduleMinInterval(t *testing.T) {
 	h.expect(id + `\. ` + "`0 2 \\* \\* \\*`" + ` — nightly · by bob · next `)
 	h.say(fmt.Sprintf("schedule run %d", rowID))
 	h.expect(fmt.Sprintf(`Could not run schedule %d: .*minimum interval of 5m`, rowID))
+	h.say(fmt.Sprintf("schedule pause %d", rowID))
+	h.expect(fmt.Sprintf(`Schedule %d paused\.`, rowID))
+	h.say(fmt.Sprintf("schedule resume %d", rowID))
+	h.expect(fmt.Sprintf(`Could not resume schedule %d: .*minimum interval of 5m`, rowID))
 
 	// Nothing runs: give a 1s schedule a few seconds to show itself.
 	time.Sleep(3 * time.Second)
@@ -250,4 +266,47 @@ func TestConsoleScheduleMinInterval(t *testing.T) {
 			t.Errorf("a run happened: %q", l)
 		}
 	}
+}
+
+// The issue's attack with the default quotas: one non-admin opening 200
+// threads while every session is busy. Two run, one waits, and the rest are
+// refused: bob hears of it twice in all (one queue notice, one refusal
+// note), whatever the number of threads; every refusal is audited.
+func TestConsoleThreadFloodDefaults(t *testing.T) {
+	const threads = 200
+	hold, _ := holdRelease(t)
+	h := newHarness(t, script(hold), func(c *Config) { c.MaxSessions = 2 })
+	for i := range threads {
+		h.say(fmt.Sprintf("/thread t%d", i))
+		h.say(fmt.Sprintf("/as bob slow %d", i))
+	}
+	waitFor(t, "every refusal audited", func() bool { return h.refusals("bob") == threads-3 })
+	waitFor(t, "one thread of bob's to wait", func() bool { return h.b.slots.queued() == 1 })
+	h.api.WaitRequests(2, waitTimeout)
+	if n := h.b.slots.userThreads("bob"); n != 3 {
+		t.Errorf("bob has %d threads counted, want 3 (the default)", n)
+	}
+	if n := h.b.slots.live(); n != 2 {
+		t.Errorf("%d live sessions, want 2", n)
+	}
+	waitFor(t, "the queue notice and the refusal note", func() bool {
+		return h.count(`All 2 Claude sessions are busy`) > 0 && h.count(`\(to bob\) Not taken`) > 0
+	})
+	time.Sleep(200 * time.Millisecond) // room for any more (there should be none)
+	touched := map[string]int{}        // thread: lines the bot wrote there
+	for _, l := range h.out.snapshot() {
+		if m := regexp.MustCompile(`^\[(t\d+)\] (.*)`).FindStringSubmatch(l); m != nil && !strings.HasPrefix(m[2], "claude:") && !strings.HasPrefix(m[2], "* switched to thread") {
+			touched[m[1]]++
+		}
+	}
+	if n := h.count(`All 2 Claude sessions are busy`); n != 1 {
+		t.Errorf("%d queue notices, want 1", n)
+	}
+	if n := h.count(`\(to bob\) Not taken`); n != 1 {
+		t.Errorf("%d refusal notes, want 1", n)
+	}
+	if len(touched) > 4 {
+		t.Errorf("the bot wrote in %d of bob's threads (%v), want at most 4: two running, one waiting, one refused", len(touched), touched)
+	}
+	t.Logf("bot lines (not Claude's) by thread: %v", touched)
 }

@@ -104,21 +104,14 @@ func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued 
 	w := &slotWaiter{key: key, user: in.user, counted: in.counted, ready: make(chan struct{})}
 	s.waiting = append(s.waiting, w)
 	pos := len(s.waiting)
-	notify := true
 	if in.user != "" {
 		s.waitingBy[in.user]++
-		notify = !s.noticed[in.user]
-		s.noticed[in.user] = true
 	}
 	s.evictIdle()
 	s.mu.Unlock()
 
-	select {
-	case <-w.ready:
-	default:
-		if onQueued != nil && notify {
-			onQueued(pos)
-		}
+	if onQueued != nil && s.claimNotice(w) {
+		onQueued(pos)
 	}
 	select {
 	case <-w.ready:
@@ -145,6 +138,28 @@ func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued 
 		}
 		return ctx.Err()
 	}
+}
+
+// claimNotice reports whether w, which has just queued, is to be announced:
+// not if it already has its slot, nor if its user was told of another of
+// their threads that still waits (one notice per user, not per thread).
+// Unattributed waiters (scheduled runs) are always announced.
+func (s *slots) claimNotice(w *slotWaiter) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-w.ready: // granted meanwhile (ready is closed under the lock)
+		return false
+	default:
+	}
+	if w.user == "" {
+		return true
+	}
+	if s.noticed[w.user] {
+		return false
+	}
+	s.noticed[w.user] = true
+	return true
 }
 
 // take must be called with the lock held.

@@ -344,8 +344,12 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	var queuedNotice *adapters.MessageRef
 	// Waiting for a slot, and starting claude, end with the bot.
 	err := w.b.slots.acquire(w.life, w.key, func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
-		ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice,
-			Text: fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue). Other threads of yours that wait meanwhile are not announced again.", w.b.cfg.MaxSessions, pos)})
+		text := fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", w.b.cfg.MaxSessions, pos)
+		if w.schedRun == nil {
+			// Scheduled runs are announced each; a person once.
+			text += " Other threads of yours that wait meanwhile are not announced again."
+		}
+		ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice, Text: text})
 		if err == nil {
 			queuedNotice = &ref
 		}

@@ -30,6 +30,14 @@
 //   - The overlap policy holds within one process: a second process on the
 //     same database may run a schedule's next slot while this one still runs
 //     the previous.
+//   - No schedule runs more often than Config.MinInterval
+//     (CLAUDEOPS_SCHEDULE_MIN_INTERVAL, default 5m), admins' included. It is
+//     checked in Normalize, so at Add, at load, on resume, on RunNow and by
+//     Next: "@every d" by d, a cron spec by the gaps between its next 10,000
+//     firings (at most a year ahead, DST changes included). A stored row
+//     below it (written past Add, or before the minimum was raised) is kept
+//     but not run, with a logged warning; it cannot be resumed or run by
+//     hand until the minimum allows it.
 //   - DST follows robfig/cron: a wall time that does not exist (02:30 on a
 //     spring-forward day in Europe/Berlin) has no run that day; one that
 //     happens twice (02:30 on the fall-back day) runs twice.

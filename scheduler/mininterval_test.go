@@ -79,8 +79,14 @@ func TestMinIntervalEnforced(t *testing.T) {
 		if _, err := s.RunNow(ctx, id); !errors.Is(err, ErrTooFrequent) {
 			t.Errorf("RunNow of the row below the minimum: %v", err)
 		}
+		if err := s.SetPaused(ctx, id, true); err != nil {
+			t.Errorf("pause of the row below the minimum: %v", err)
+		}
 		if err := s.SetPaused(ctx, id, false); !errors.Is(err, ErrTooFrequent) {
 			t.Errorf("resume of the row below the minimum: %v", err)
+		}
+		if row, _, err := st.GetSchedule(ctx, id); err != nil || !row.Paused {
+			t.Errorf("the row below the minimum after a refused resume: paused %v (%v), want still paused", row.Paused, err)
 		}
 		sleepUntil(date("2026-01-01 00:10:00"))
 		stop()

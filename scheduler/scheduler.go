@@ -676,6 +676,19 @@ func (s *Scheduler) Reload(ctx context.Context, id int64) error {
 // SetPaused pauses or resumes schedule id, in the store and here. A resumed
 // schedule is not caught up on the slots it skipped while paused.
 func (s *Scheduler) SetPaused(ctx context.Context, id int64, paused bool) error {
+	if !paused {
+		// One that may not run (below the minimum interval) stays paused.
+		sc, ok, err := s.st.GetSchedule(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w %d", ErrUnknownSchedule, id)
+		}
+		if _, _, err := s.Normalize(sc); err != nil {
+			return err
+		}
+	}
 	if err := s.st.SetPaused(ctx, id, paused, s.now()); err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w %d", ErrUnknownSchedule, id)

@@ -1,0 +1,210 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is a settable clock for slots.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// hold makes key take a slot for user (as a chat message does), marked
+// busy or idle; evicted records the keys asked to give their slot back.
+func hold(t *testing.T, s *slots, clk *fakeClock, key, user string, limited bool, limit int, busy bool, evicted chan<- string) {
+	t.Helper()
+	if !s.admit(key, user, limited, limit) {
+		t.Fatalf("%s for %s: not admitted", key, user)
+	}
+	if err := s.acquire(context.Background(), key, func() { evicted <- key }, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.setBusy(key, busy)
+	clk.add(time.Second) // distinct lastUsed: LRU order is the order taken
+}
+
+// admit: the per-user limit counts held and waiting threads; a user at the
+// limit gives back their own least recently used idle session (nobody
+// else's); with none idle the message is refused; admins are not limited.
+func TestSlotsAdmit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		setup   [][4]string // key, user, "busy"|"idle", "admin"|""
+		key     string
+		user    string
+		admin   bool
+		limit   int
+		want    bool
+		evicted string // "" none
+		counted int    // user's threads after admit (the new one included if admitted)
+	}{
+		{name: "under the limit", setup: [][4]string{{"a", "bob", "busy"}}, key: "b", user: "bob", limit: 2, want: true, counted: 2},
+		{name: "own idle evicted, LRU first", setup: [][4]string{{"a", "bob", "idle"}, {"b", "bob", "idle"}}, key: "c", user: "bob", limit: 2, want: true, evicted: "a", counted: 2},
+		{name: "busy ones skipped", setup: [][4]string{{"a", "bob", "busy"}, {"b", "bob", "idle"}}, key: "c", user: "bob", limit: 2, want: true, evicted: "b", counted: 2},
+		{name: "none idle: refused", setup: [][4]string{{"a", "bob", "busy"}, {"b", "bob", "busy"}}, key: "c", user: "bob", limit: 2, want: false, counted: 2},
+		{name: "others' idle sessions are not bob's to give", setup: [][4]string{{"a", "bob", "busy"}, {"x", "carol", "idle"}}, key: "c", user: "bob", limit: 1, want: false, counted: 1},
+		{name: "admin sessions do not count", setup: [][4]string{{"a", "bob", "busy", "admin"}, {"b", "bob", "busy", "admin"}}, key: "c", user: "bob", limit: 1, want: true, counted: 1},
+		{name: "admin not limited", setup: [][4]string{{"a", "op", "busy", "admin"}, {"b", "op", "busy", "admin"}}, key: "c", user: "op", admin: true, limit: 1, want: true, counted: 0},
+		{name: "a thread already holding passes", setup: [][4]string{{"a", "bob", "busy"}}, key: "a", user: "bob", limit: 1, want: true, counted: 1},
+		{name: "no limit", setup: [][4]string{{"a", "bob", "busy"}, {"b", "bob", "busy"}}, key: "c", user: "bob", limit: 0, want: true, counted: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			s := newSlots(8, clk.now)
+			evicted := make(chan string, 8)
+			for _, h := range tc.setup {
+				hold(t, s, clk, h[0], h[1], h[3] != "admin", 100, h[2] == "busy", evicted)
+			}
+			limited := !tc.admin
+			if got := s.admit(tc.key, tc.user, limited, tc.limit); got != tc.want {
+				t.Fatalf("admit = %v, want %v", got, tc.want)
+			}
+			select {
+			case k := <-evicted:
+				if k != tc.evicted {
+					t.Errorf("evicted %s, want %q", k, tc.evicted)
+				}
+			case <-time.After(200 * time.Millisecond):
+				if tc.evicted != "" {
+					t.Errorf("nothing evicted, want %s", tc.evicted)
+				}
+			}
+			if n := s.userThreads(tc.user); n != tc.counted {
+				t.Errorf("%s counts %d threads, want %d", tc.user, n, tc.counted)
+			}
+		})
+	}
+}
+
+// An admitted message's place lapses if it never reaches acquire.
+func TestSlotsIntentLapses(t *testing.T) {
+	clk := newFakeClock()
+	s := newSlots(8, clk.now)
+	if !s.admit("a", "bob", true, 1) {
+		t.Fatal("not admitted")
+	}
+	if s.admit("b", "bob", true, 1) {
+		t.Fatal("second thread admitted over the limit of 1")
+	}
+	clk.add(intentTTL + time.Second)
+	if !s.admit("b", "bob", true, 1) {
+		t.Fatal("the lapsed place still counts")
+	}
+}
+
+// Many threads of one user waiting make one notice; another user's, one
+// more; unattributed waiters (scheduled runs) one each. Once none of a
+// user's threads waits, a later wait is told again.
+func TestSlotsOneNoticePerUser(t *testing.T) {
+	clk := newFakeClock()
+	s := newSlots(1, clk.now)
+	evicted := make(chan string, 1)
+	hold(t, s, clk, "busy", "op", false, 0, true, evicted)
+
+	var notices sync.Map // user → *atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wait := func(ctx context.Context, key, user string) {
+		if user != "" && !s.admit(key, user, true, 1000) {
+			t.Errorf("%s not admitted", key)
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.acquire(ctx, key, func() {}, func(int) {
+				n, _ := notices.LoadOrStore(user, new(atomic.Int32))
+				n.(*atomic.Int32).Add(1)
+			})
+		}()
+	}
+	count := func(user string) int32 {
+		n, ok := notices.Load(user)
+		if !ok {
+			return 0
+		}
+		return n.(*atomic.Int32).Load()
+	}
+	for i := range 100 {
+		wait(ctx, fmt.Sprintf("bob%d", i), "bob")
+	}
+	for i := range 3 {
+		wait(ctx, fmt.Sprintf("carol%d", i), "carol")
+		wait(ctx, fmt.Sprintf("sched%d", i), "")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.queued() < 106 || count("bob") < 1 || count("carol") < 1 || count("") < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("queued %d; notices bob %d, carol %d, unattributed %d", s.queued(), count("bob"), count("carol"), count(""))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if b, c, u := count("bob"), count("carol"), count(""); b != 1 || c != 1 || u != 3 {
+		t.Errorf("notices: bob %d, carol %d, unattributed %d; want 1, 1, 3", b, c, u)
+	}
+	cancel()
+	wg.Wait()
+	if n := s.queued(); n != 0 {
+		t.Fatalf("%d still queued", n)
+	}
+
+	// Nothing of bob's waits any more: his next wait is told.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	wait(ctx2, "bob-again", "bob")
+	deadline = time.Now().Add(10 * time.Second)
+	for count("bob") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("bob's later wait was not told")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel2()
+	wg.Wait()
+}
+
+// A refused user is told at most once a minute.
+func TestSlotsTellRefusal(t *testing.T) {
+	clk := newFakeClock()
+	s := newSlots(1, clk.now)
+	for i, tc := range []struct {
+		user    string
+		advance time.Duration
+		want    bool
+	}{
+		{"bob", 0, true},
+		{"bob", time.Second, false},
+		{"carol", 0, true},
+		{"bob", 58 * time.Second, false},
+		{"bob", 2 * time.Second, true},
+		{"bob", 0, false},
+	} {
+		clk.add(tc.advance)
+		if got := s.tellRefusal(tc.user); got != tc.want {
+			t.Errorf("step %d (%s): tell %v, want %v", i, tc.user, got, tc.want)
+		}
+	}
+}
