@@ -36,6 +36,10 @@ type limiter struct {
 	scale   float64
 	buckets map[string]*bucket
 	blocked map[string]time.Time
+	// turns lets one call per budget be in flight: a call sent while
+	// another awaits its answer could not honour the 429 that answer may
+	// carry.
+	turns map[string]chan struct{}
 }
 
 type bucket struct {
@@ -47,7 +51,7 @@ func newLimiter(scale float64, now func() time.Time) *limiter {
 	if scale <= 0 {
 		scale = 1
 	}
-	return &limiter{now: now, scale: scale, buckets: map[string]*bucket{}, blocked: map[string]time.Time{}}
+	return &limiter{now: now, scale: scale, buckets: map[string]*bucket{}, blocked: map[string]time.Time{}, turns: map[string]chan struct{}{}}
 }
 
 func bucketKey(method, channel string) string {
@@ -97,6 +101,25 @@ func (l *limiter) wait(ctx context.Context, method, channel string) error {
 	}
 }
 
+// turn waits until no other call of the budget of method (and channel)
+// is in flight, or ctx ends; release ends the turn.
+func (l *limiter) turn(ctx context.Context, method, channel string) (release func(), err error) {
+	key := bucketKey(method, channel)
+	l.mu.Lock()
+	t := l.turns[key]
+	if t == nil {
+		t = make(chan struct{}, 1)
+		l.turns[key] = t
+	}
+	l.mu.Unlock()
+	select {
+	case t <- struct{}{}:
+		return func() { <-t }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // penalize records a 429: nothing of method goes out before retryAfter.
 func (l *limiter) penalize(method string, retryAfter time.Duration) {
 	if retryAfter <= 0 {
@@ -112,8 +135,14 @@ func (l *limiter) penalize(method string, retryAfter time.Duration) {
 
 // call runs one Web API call under the limiter, waiting out 429s and
 // trying again: nothing is dropped, and no call of a method is made inside
-// a Retry-After Slack gave for it.
+// a Retry-After Slack gave for it, nor while another call of its budget
+// awaits an answer that may be a 429.
 func (a *Adapter) call(ctx context.Context, method, channel string, f func(context.Context) error) error {
+	release, err := a.lim.turn(ctx, method, channel)
+	if err != nil {
+		return err
+	}
+	defer release()
 	for {
 		if err := a.lim.wait(ctx, method, channel); err != nil {
 			return err

@@ -87,8 +87,9 @@ func TestStrictRateLimitsManyThreads(t *testing.T) {
 	h := newHarness(t, script(nil), fakeslack.Options{Strict: true, RateScale: 10}, func(bc *bot.Config, sc *slackadapter.Config) {
 		bc.MaxSessions = 5
 		bc.MaxThreadsPerUser = -1 // one person opens every thread: this is about rate limits, not quotas
-		// Above the fake's budget: Slack answers 429s, which must be waited out.
-		sc.RateScale = 20
+		// Far above the fake's budget: Slack answers 429s, which must be
+		// waited out (one call per budget in flight makes bursts smaller).
+		sc.RateScale = 100
 	})
 	var roots []string
 	var mu sync.Mutex
