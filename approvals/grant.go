@@ -30,7 +30,7 @@ func GrantRule(c Call, choice Choice) (Rule, bool) {
 	r := Rule{Effect: EffectAllow, Tool: c.Tool, Scope: ScopeThread, ScopeKey: c.ThreadKey}
 	switch choice {
 	case ChoiceAllowThread, ChoiceAllowAlways:
-		r.Pattern = grantPattern(c)
+		r.Pattern = DerivePattern(c.Tool, c.Input, c.Cwd)
 		if r.Pattern == "" && (c.Tool == ToolBash || isPathTool(c.Tool) || c.Tool == ToolWebFetch) {
 			return Rule{}, false
 		}
@@ -63,9 +63,6 @@ func GrantChoices(c Call) []Choice {
 	}
 	return out
 }
-
-// grantPattern is the pattern matching c itself.
-func grantPattern(c Call) string { return DerivePattern(c.Tool, c.Input, c.Cwd) }
 
 // exactPath is the pattern naming exactly the path a file tool call
 // touches: relative to cwd inside it, else absolute.

@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 )
 
@@ -58,7 +57,7 @@ func Protected(c Call) bool {
 			return true
 		}
 		for _, own := range c.Own {
-			if own != "" && within(name, filepath.Clean(own)) {
+			if _, in := inside(name, own); own != "" && in {
 				return true
 			}
 		}
@@ -85,14 +84,6 @@ func protectedName(p string) bool {
 		}
 	}
 	return false
-}
-
-// within reports whether the clean absolute path p is dir or below it.
-func within(p, dir string) bool {
-	if p == dir || dir == "/" {
-		return true
-	}
-	return strings.HasPrefix(p, dir+"/")
 }
 
 // EvaluateCall decides c from rules as Evaluate does, and more strictly on

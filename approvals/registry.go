@@ -129,19 +129,6 @@ func hexRef(w string) bool {
 	return true
 }
 
-// ParseChoice reads a typed decision without a prompt reference: see
-// ParseTyped. The reason keeps its original case.
-func ParseChoice(text string) (choice Choice, reason string, ok bool) {
-	t, ok := ParseTyped(text)
-	if !ok || (t.Ref != "" && !t.RefOrReason) {
-		return "", "", false
-	}
-	if t.RefOrReason {
-		t.Reason = strings.TrimSpace(strings.TrimSpace(text)[len(strings.Fields(text)[0]):])
-	}
-	return t.Choice, t.Reason, true
-}
-
 // State is where a pending request is in its life.
 type State string
 

@@ -508,6 +508,7 @@ func TestNilClock(t *testing.T) {
 	}
 }
 
+// TestParseChoice: typed decisions without a prompt reference.
 func TestParseChoice(t *testing.T) {
 	tests := []struct {
 		in     string
@@ -538,9 +539,9 @@ func TestParseChoice(t *testing.T) {
 		{"please allow", "", "", false},
 	}
 	for _, tt := range tests {
-		c, reason, ok := ParseChoice(tt.in)
-		if c != tt.choice || reason != tt.reason || ok != tt.ok {
-			t.Errorf("ParseChoice(%q) = %q, %q, %v; want %q, %q, %v", tt.in, c, reason, ok, tt.choice, tt.reason, tt.ok)
+		got, ok := ParseTyped(tt.in)
+		if got.Choice != tt.choice || got.Reason != tt.reason || ok != tt.ok || got.Ref != "" {
+			t.Errorf("ParseTyped(%q) = %+v, %v; want %q, %q, %v", tt.in, got, ok, tt.choice, tt.reason, tt.ok)
 		}
 	}
 }
@@ -563,4 +564,22 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestIsAdminGlobs: admins given as globs decide as admins, here as in the
+// bot's own check (ids of the look-alike kind do not pass).
+func TestIsAdminGlobs(t *testing.T) {
+	r := NewRegistry([]string{"@*:example.org", "U_ROOT"}, time.Minute, nil)
+	for user, want := range map[string]bool{
+		"@ana:example.org": true, "U_ROOT": true, "": false,
+		"@ana:example.org.evil": false, "@ana:evil.org": false, "U_ROOT2": false,
+	} {
+		if got := r.IsAdmin(user); got != want {
+			t.Errorf("IsAdmin(%q) = %v, want %v", user, got, want)
+		}
+	}
+	p := r.Add(toolRequest())
+	if _, err := r.Decide(p.ID, Decision{Choice: ChoiceAllowAlways, By: "@ana:example.org"}); err != nil {
+		t.Errorf("a glob admin's always allow: %v", err)
+	}
 }

@@ -372,7 +372,7 @@ func (a *Adapter) EditInterval() time.Duration { return 0 }
 // another line, such as a prompt's outcome.
 func (a *Adapter) printf(thread, format string, args ...any) {
 	for _, l := range strings.Split(fmt.Sprintf(format, args...), "\n") {
-		a.out.WriteString(visible("[" + thread + "] " + l))
+		a.out.WriteString(adapters.Visible("[" + thread + "] " + l))
 		a.out.WriteByte('\n')
 	}
 }

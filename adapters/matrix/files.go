@@ -20,20 +20,6 @@ const fileOutputRunes = 1500
 // textMime is the type of the text files the bot attaches.
 const textMime = "text/plain; charset=utf-8"
 
-// inputFileName names the file holding a tool's whole input.
-func inputFileName(tool string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, strings.ToLower(tool))
-	if name == "" {
-		return "input.txt"
-	}
-	return name + "-input.txt"
-}
-
 // uploadOutput attaches a long tool output to the thread as a text file,
 // encrypted in encrypted rooms.
 func (a *Adapter) uploadOutput(ctx context.Context, t adapters.ThreadRef, tool *adapters.Tool) {
@@ -47,7 +33,7 @@ func (a *Adapter) uploadOutput(ctx context.Context, t adapters.ThreadRef, tool *
 // before its status line (which shows its head) is posted. It reports
 // whether it did.
 func (a *Adapter) uploadInput(ctx context.Context, t adapters.ThreadRef, tool *adapters.Tool) bool {
-	if err := a.sendFile(ctx, t, inputFileName(tool.Name), textMime, []byte(tool.Input)); err != nil {
+	if err := a.sendFile(ctx, t, adapters.InputFileName(tool.Name), textMime, []byte(tool.Input)); err != nil {
 		a.log.Warn("matrix: upload tool input", "tool", tool.Name, "err", err)
 		return false
 	}

@@ -98,7 +98,7 @@ func (p *promptMsg) voteEvent(poll id.EventID, answers []string) (adapters.Event
 func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
 	md, cut := promptView(p)
 	if cut {
-		if err := a.sendFile(ctx, t, inputFileName(p.Tool), textMime, []byte(p.Detail)); err != nil {
+		if err := a.sendFile(ctx, t, adapters.InputFileName(p.Tool), textMime, []byte(p.Detail)); err != nil {
 			return adapters.MessageRef{}, fmt.Errorf("matrix: the whole input could not be attached, so the prompt is not shown: %w", err)
 		}
 	}

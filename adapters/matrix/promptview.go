@@ -30,12 +30,12 @@ func promptView(p adapters.Prompt) (md string, cut bool) {
 	if p.Detail == "" {
 		return approvalMarkdown(p, ""), false
 	}
-	whole := approvalMarkdown(p, fence(visible(p.Detail)))
+	whole := approvalMarkdown(p, fence(adapters.Visible(p.Detail)))
 	if len(p.Detail) <= detailInlineBytes && fits(content(whole)) {
 		return whole, false
 	}
 	shown := func(h string) string { return approvalMarkdown(p, headBlock(p, h)) }
-	h := head(visible(p.Detail), func(h string) bool {
+	h := adapters.Head(adapters.Visible(p.Detail), func(h string) bool {
 		return len(h) <= detailInlineBytes && fits(content(shown(h)))
 	})
 	return shown(h), true
@@ -44,7 +44,7 @@ func promptView(p adapters.Prompt) (md string, cut bool) {
 // headBlock shows the head h of p's detail, marked as such.
 func headBlock(p adapters.Prompt, h string) string {
 	return fmt.Sprintf("⚠️ **Only the head of the input is shown here: %d of %d bytes (%d lines in all). The whole input is in the file above** (`%s`).\n\n%s**… cut here: the rest is in the file above.**\n",
-		len(h), len(p.Detail), strings.Count(p.Detail, "\n")+1, inputFileName(p.Tool), fence(h))
+		len(h), len(p.Detail), strings.Count(p.Detail, "\n")+1, adapters.InputFileName(p.Tool), fence(h))
 }
 
 func promptHeading(p adapters.Prompt) string {

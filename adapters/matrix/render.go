@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"maunium.net/go/mautrix/event"
@@ -135,8 +136,8 @@ const (
 func toolLine(t *adapters.Tool, file bool) string {
 	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙️", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("  ", t.Depth) + mark + " **" + escapeMD(t.Name) + "**"
-	in := visible(t.Input)
-	inline := in != "" && !strings.Contains(in, "\n") && runes(in) <= inlineInputRunes
+	in := adapters.Visible(t.Input)
+	inline := in != "" && !strings.Contains(in, "\n") && utf8.RuneCountInString(in) <= inlineInputRunes
 	if inline {
 		s += " " + code(in)
 	}
@@ -159,9 +160,9 @@ func longInput(t *adapters.Tool) bool { return t != nil && len(t.Input) > toolIn
 // for a long one its head, marked.
 func inputBlock(in string, file bool) string {
 	if len(in) <= toolInputBytes {
-		return strings.TrimSuffix(fence(visible(in)), "\n")
+		return strings.TrimSuffix(fence(adapters.Visible(in)), "\n")
 	}
-	h := head(visible(in), func(h string) bool { return len(h) <= toolInputBytes })
+	h := adapters.Head(adapters.Visible(in), func(h string) bool { return len(h) <= toolInputBytes })
 	where := "the whole input is in the file above"
 	if !file {
 		where = "the whole input could not be attached"

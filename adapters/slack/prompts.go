@@ -33,7 +33,7 @@ const maxButtons = 5
 func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
 	pm := &posted{channel: t.Channel, thread: t.Thread}
 	if _, cut := detailView(p); cut {
-		if err := a.uploadText(ctx, t.Channel, t.Thread, inputFileName(p.Tool), p.Tool+" input (whole)", p.Detail); err != nil {
+		if err := a.uploadText(ctx, t.Channel, t.Thread, adapters.InputFileName(p.Tool), p.Tool+" input (whole)", p.Detail); err != nil {
 			return adapters.MessageRef{}, fmt.Errorf("slack: the whole input could not be uploaded, so the prompt is not shown: %w", err)
 		}
 	}

@@ -64,15 +64,15 @@ func detailView(p adapters.Prompt) (text string, cut bool) {
 	if p.Kind != adapters.PromptApproval || p.Detail == "" {
 		return "", false
 	}
-	in := visible(p.Detail)
+	in := adapters.Visible(p.Detail)
 	if whole := slackmd.CodeBlock(in); runes(whole) <= sectionTextRunes {
 		return whole, false
 	}
 	shown := func(h string) string {
 		return fmt.Sprintf("⚠️ *Only the head of the input is shown here: %d of %d bytes (%d lines in all). The whole input is in the file above* (%s).\n%s\n*… cut here: the rest is in the file above.*",
-			len(h), len(p.Detail), strings.Count(p.Detail, "\n")+1, slackmd.InlineCode(inputFileName(p.Tool)), slackmd.CodeBlock(h))
+			len(h), len(p.Detail), strings.Count(p.Detail, "\n")+1, slackmd.InlineCode(adapters.InputFileName(p.Tool)), slackmd.CodeBlock(h))
 	}
-	return shown(head(in, func(h string) bool { return runes(shown(h)) <= sectionTextRunes })), true
+	return shown(adapters.Head(in, func(h string) bool { return runes(shown(h)) <= sectionTextRunes })), true
 }
 
 // noteBlocks show the prompt's note (Markdown), made inert like Claude's

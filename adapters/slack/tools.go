@@ -48,7 +48,7 @@ func toolParts(t *adapters.Tool, input upload) []part {
 func toolLine(t *adapters.Tool) string {
 	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("    ", t.Depth) + mark + " *" + slackmd.Text(t.Name) + "*"
-	if in := visible(t.Input); inlineInput(in) {
+	if in := adapters.Visible(t.Input); inlineInput(in) {
 		s += " " + slackmd.InlineCode(in)
 	}
 	if t.Elapsed > 0 {
@@ -69,14 +69,14 @@ func longInput(t *adapters.Tool) bool {
 	if t == nil {
 		return false
 	}
-	in := visible(t.Input)
+	in := adapters.Visible(t.Input)
 	return !inlineInput(in) && runes(slackmd.CodeBlock(in)) > toolInputRunes
 }
 
 // inputCode is a code block with every line of the input, or for a long
 // one its head and where the rest is; "" when the line shows the input.
 func inputCode(raw string, input upload) string {
-	in := visible(raw)
+	in := adapters.Visible(raw)
 	if in == "" || inlineInput(in) {
 		return ""
 	}
@@ -91,12 +91,12 @@ func inputCode(raw string, input upload) string {
 		return fmt.Sprintf("_… cut here after %d of %d bytes: %s._", len(h), len(raw), where)
 	}
 	shown := func(h string) string { return slackmd.CodeBlock(h) + "\n" + tail(h) }
-	return shown(head(in, func(h string) bool { return runes(shown(h)) <= toolInputRunes }))
+	return shown(adapters.Head(in, func(h string) bool { return runes(shown(h)) <= toolInputRunes }))
 }
 
 // uploadInput attaches a tool's whole long input to the thread.
 func (a *Adapter) uploadInput(ctx context.Context, p *posted, t *adapters.Tool) upload {
-	if err := a.uploadText(ctx, p.channel, p.thread, inputFileName(t.Name), t.Name+" input", t.Input); err != nil {
+	if err := a.uploadText(ctx, p.channel, p.thread, adapters.InputFileName(t.Name), t.Name+" input", t.Input); err != nil {
 		a.log.Warn("slack: upload tool input", "err", err)
 		return uploadFailed
 	}
@@ -121,18 +121,4 @@ func (a *Adapter) uploadText(ctx context.Context, channel, thread, name, title, 
 		})
 		return err
 	})
-}
-
-// inputFileName names the file holding a tool's whole input.
-func inputFileName(tool string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, strings.ToLower(tool))
-	if name == "" {
-		return "input.txt"
-	}
-	return name + "-input.txt"
 }

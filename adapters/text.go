@@ -1,15 +1,16 @@
-package matrix
+package adapters
 
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
-// visible shows as escapes the characters that display as nothing or
-// reorder what follows (controls, bidi overrides, zero-width marks), so
-// that a command reads as what runs. Newlines and tabs stay.
-func visible(s string) string {
+// Visible shows as escapes the characters that display as nothing, move
+// the cursor, restyle a terminal (ESC) or reorder what follows (controls,
+// bidi overrides, zero-width marks), so that untrusted text, a command
+// above all, reads as what it is. Newlines and tabs stay: split lines
+// first where a newline must not pass either.
+func Visible(s string) string {
 	if !strings.ContainsFunc(s, hidden) {
 		return s
 	}
@@ -39,10 +40,10 @@ func hidden(r rune) bool {
 	return false
 }
 
-// head is the longest start of s, in whole lines, for which fit holds; if
+// Head is the longest start of s, in whole lines, for which fit holds; if
 // not even the first line fits, as many of its runes as do. fit must hold
 // for every start of an accepted start.
-func head(s string, fit func(string) bool) string {
+func Head(s string, fit func(string) bool) string {
 	lines := strings.SplitAfter(s, "\n")
 	n := longest(len(lines), func(k int) bool { return fit(strings.TrimSuffix(strings.Join(lines[:k], ""), "\n")) })
 	if n > 0 {
@@ -68,5 +69,17 @@ func longest(n int, ok func(int) bool) int {
 	return lo
 }
 
-// runes counts the characters of s.
-func runes(s string) int { return utf8.RuneCountInString(s) }
+// InputFileName names the file holding a tool's whole input when it does
+// not fit a message.
+func InputFileName(tool string) string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, strings.ToLower(tool))
+	if name == "" {
+		return "input.txt"
+	}
+	return name + "-input.txt"
+}
