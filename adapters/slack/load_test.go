@@ -80,11 +80,13 @@ func sameModuloFences(got, want string) bool {
 }
 
 // TestStrictRateLimitsManyThreads: 20 threads stream at once under Slack's
-// real per-method budgets (scaled up 10× to keep the run short): no call is
+// real per-method budgets (scaled up 3×, low enough that the first burst is
+// always answered 429 however slow the machine, so the test always meets a
+// Retry-After; the adapter assumes 100×): no call is
 // made inside a Retry-After, and every thread's final text is complete.
 func TestStrictRateLimitsManyThreads(t *testing.T) {
 	const threads = 20
-	h := newHarness(t, script(nil), fakeslack.Options{Strict: true, RateScale: 10}, func(bc *bot.Config, sc *slackadapter.Config) {
+	h := newHarness(t, script(nil), fakeslack.Options{Strict: true, RateScale: 3}, func(bc *bot.Config, sc *slackadapter.Config) {
 		bc.MaxSessions = 5
 		bc.MaxThreadsPerUser = -1 // one person opens every thread: this is about rate limits, not quotas
 		// Far above the fake's budget: Slack answers 429s, which must be
