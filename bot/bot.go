@@ -27,6 +27,8 @@ type Config struct {
 	Env []string
 	// Workdir is the default working directory of sessions.
 	Workdir string
+	// Runner starts each session's claude (nil: a local child process).
+	Runner claudeproc.Runner
 	// AllowedUsers may use the bot (ids or globs); Admins may also decide
 	// every approval and change channel settings.
 	AllowedUsers []string

@@ -387,6 +387,8 @@ func (w *worker) options() claudeproc.Options {
 		Model:          w.thread.Model,
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
+		Runner:         w.b.cfg.Runner,
+		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: w.ref.Key()},
 		// Claude is told how to read the sender line of each message.
 		AppendSystemPrompt: senderSystemPrompt,
 		Env:                claudeproc.BuildEnv(w.b.cfg.Env, w.b.cfg.ClaudeEnv),

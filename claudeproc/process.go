@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
@@ -39,6 +38,10 @@ type Options struct {
 	MaxTurns           int
 	// Guard, when set, keeps tool decisions with the host; see Guard.
 	Guard *Guard
+	// Runner starts the CLI; nil is Local{}, a child process of ours.
+	Runner Runner
+	// Session names the session to the runner.
+	Session Session
 	// ExtraArgs are appended to the command line as they are.
 	ExtraArgs []string
 	// Env is the child's whole environment. Nil means BuildEnv(os.Environ(), nil).
@@ -140,9 +143,9 @@ func (e *ControlError) Error() string {
 // Events must be drained by the owner until it is closed; the last event is
 // always *Exited.
 type Process struct {
-	opts Options
-	log  *slog.Logger
-	cmd  *exec.Cmd
+	opts   Options
+	log    *slog.Logger
+	handle Handle
 
 	stdinMu sync.Mutex
 	stdin   io.WriteCloser
@@ -159,7 +162,6 @@ type Process struct {
 	idPrefix string
 	inTurn   bool
 	gone     bool // reaped: no new control requests
-	reaped   bool // cmd.Wait returned: the pid (our group id) may be reused
 
 	exited   chan struct{} // closed when the process has been reaped
 	exitInfo ExitInfo
@@ -196,9 +198,9 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	bin, err := exec.LookPath(opts.Bin)
-	if err != nil {
-		return nil, fmt.Errorf("find claude CLI %q: %w", opts.Bin, err)
+	runner := opts.Runner
+	if runner == nil {
+		runner = Local{}
 	}
 
 	// Our own pipes: the child gets *os.File ends, so exec.Cmd starts no
@@ -210,41 +212,30 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
+		closeFiles(inR, inW)
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
+		closeFiles(inR, inW, outR, outW)
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
-
-	cmd := exec.Command(bin, opts.Args()...)
-	cmd.Dir = opts.Dir
-	cmd.Env = opts.Env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	// Own process group: shutdown signals reach the CLI's tools too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		for _, f := range []*os.File{inR, inW, outR, outW, errR, errW} {
-			f.Close()
-		}
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+	// The runner owns the child's ends from here on.
+	h, err := runner.Start(ctx, Spec{
+		Bin: opts.Bin, Args: opts.Args(), Dir: opts.Dir, Env: opts.Env, Session: opts.Session,
+		Stdin: inR, Stdout: outW, Stderr: errW,
+	})
+	if err != nil {
+		closeFiles(inW, outR, errR)
+		return nil, err
 	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
 
 	var idb [4]byte
 	_, _ = rand.Read(idb[:])
 	p := &Process{
 		opts:     opts,
-		log:      log.With("pid", cmd.Process.Pid),
-		cmd:      cmd,
+		log:      log.With("claude", h.Name()),
+		handle:   h,
 		stdin:    inW,
 		stdout:   outR,
 		stderr:   newRingBuffer(opts.StderrBytes),
@@ -253,7 +244,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		idPrefix: "co_" + hex.EncodeToString(idb[:]) + "_",
 		exited:   make(chan struct{}),
 	}
-	p.log.Debug("claude started", "bin", bin, "args", cmd.Args[1:], "dir", opts.Dir)
+	p.log.Debug("claude started", "bin", opts.Bin, "args", opts.Args(), "dir", opts.Dir)
 
 	stderrDone := make(chan struct{})
 	go func() {
@@ -266,7 +257,6 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		p.readLoop()
 	}()
 	go p.wait(readDone, stderrDone, errR)
-	_ = ctx // spawning does not block; the process outlives ctx by design
 	return p, nil
 }
 
@@ -283,8 +273,14 @@ func (p *Process) ExitInfo() ExitInfo {
 	return p.exitInfo
 }
 
-// Pid of the CLI (also its process group id).
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+// Pid of the CLI (also its process group id) when it is a child process
+// of ours; 0 when a runner put it elsewhere.
+func (p *Process) Pid() int {
+	if l, ok := p.handle.(interface{ Pid() int }); ok {
+		return l.Pid()
+	}
+	return 0
+}
 
 // StderrTail returns what is kept of stderr so far.
 func (p *Process) StderrTail() string { return p.stderr.String() }
@@ -350,12 +346,7 @@ func (p *Process) drainStderr(r *os.File) {
 // process group is killed (tools it left behind) and stdout is closed if a
 // stray holder keeps it open. Then the final event is queued.
 func (p *Process) wait(readDone, stderrDone chan struct{}, stderrR *os.File) {
-	err := p.cmd.Wait()
-	p.mu.Lock()
-	p.reaped = true
-	p.mu.Unlock()
-	// Whatever is left in the group (a tool the CLI started) goes too.
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	st, err := p.handle.Wait()
 	p.stdinMu.Lock()
 	p.closed = true
 	p.stdin.Close()
@@ -384,13 +375,9 @@ func (p *Process) wait(readDone, stderrDone chan struct{}, stderrR *os.File) {
 	}
 	stderrWait.Stop()
 
-	info := ExitInfo{Code: p.cmd.ProcessState.ExitCode(), StderrTail: p.stderr.String()}
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		info.Signal = signalName(ws.Signal())
-	}
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		info.Err = err
+	info := ExitInfo{Code: st.Code, StderrTail: p.stderr.String(), Err: err}
+	if st.Signal != 0 {
+		info.Signal = signalName(st.Signal)
 	}
 	p.mu.Lock()
 	midTurn := p.inTurn
@@ -489,13 +476,11 @@ func (p *Process) Kill() {
 	<-p.exited
 }
 
-// signalGroup signals the process group, unless the process has been reaped:
-// its pid, the group's id, may name another group by then.
+// signalGroup signals everything of the session (the runner knows what
+// that is, and does nothing once the process has been reaped).
 func (p *Process) signalGroup(sig syscall.Signal) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.reaped {
-		_ = syscall.Kill(-p.Pid(), sig)
+	if err := p.handle.Signal(sig); err != nil {
+		p.log.Debug("claude: signal failed", "signal", signalName(sig), "err", err)
 	}
 }
 

@@ -46,6 +46,8 @@ type config struct {
 	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
 	// Scheduler holds the CLAUDEOPS_SCHEDULE_* settings.
 	Scheduler scheduler.Config
+	// Runner holds the CLAUDEOPS_RUNNER* settings.
+	Runner runnerConfig
 	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
 	// that act as someone other than the operator.
 	ConsoleTestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
@@ -81,6 +83,7 @@ func loadConfig(environ []string) (config, error) {
 	case c.Scheduler.MinInterval == 0:
 		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
 	}
+	bad = append(bad, c.Runner.validate()...)
 	if len(bad) > 0 {
 		return c, errors.New(strings.Join(bad, "; "))
 	}

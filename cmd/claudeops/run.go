@@ -55,7 +55,13 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		}
 	}()
 
+	runner, err := buildRunner(cfg)
+	if err != nil {
+		log.Error("set up the session runner", "err", err)
+		return 1
+	}
 	bcfg := bot.Config{
+		Runner:          runner,
 		ClaudeBin:       cfg.ClaudeBin,
 		ClaudeEnv:       cfg.ClaudeEnv,
 		Workdir:         cfg.Workdir,
