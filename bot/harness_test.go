@@ -69,6 +69,9 @@ type harness struct {
 	mod     func(*Config)
 	// wrap, when set, stands between the bot and the console adapter.
 	wrap func(adapters.Adapter) adapters.Adapter
+	// wrapStart, when set, stands between the bot and the CLI processes it
+	// starts (set before the first message).
+	wrapStart func(starter) starter
 
 	st     *store.Store
 	b      *Bot
@@ -146,6 +149,9 @@ func (h *harness) startBot() {
 	}
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
 	b := New(cfg, st)
+	if h.wrapStart != nil {
+		b.start = h.wrapStart(b.start)
+	}
 	var ad adapters.Adapter = con
 	if h.wrap != nil {
 		ad = h.wrap(con)

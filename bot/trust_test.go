@@ -10,8 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
 )
 
 // These tests drive the real CLI through the console as the people of a
@@ -394,5 +397,74 @@ func TestTrustDenyRulesReachTheCLI(t *testing.T) {
 		if strings.Contains(l, "tool result: visible.txt") || strings.Contains(l, "tool result: total") {
 			t.Errorf("ls ran after the deny rule: %s", l)
 		}
+	}
+}
+
+// modeSwitcher is a CLI that leaves its mode on its own: every approval it
+// gets comes back with a session update to acceptEdits, as a CLI version
+// that took a suggestion for an answer would apply it.
+type modeSwitcher struct{ process }
+
+func (m modeSwitcher) Allow(id string, in []byte, perms []claudeproc.PermissionUpdate) error {
+	perms = append(perms, claudeproc.PermissionUpdate(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`))
+	return m.process.Allow(id, in, perms)
+}
+
+// TestTrustCLICannotLeaveTheMode: when the real CLI reports a mode the bot
+// does not run it in, the bot sets it back before anything runs on the
+// CLI's own judgement: the write asks, and the file stays absent.
+func TestTrustCLICannotLeaveTheMode(t *testing.T) {
+	var h *harness
+	setBack := func() bool {
+		log, _ := h.st.AuditLog(context.Background(), "", 0)
+		for _, e := range log {
+			if e.Action == "mode" && e.UserID == "bot" && strings.Contains(e.Detail, "acceptEdits") {
+				return true
+			}
+		}
+		return false
+	}
+	inner := script(nil)
+	h = newHarnessWrapped(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		// The write waits until the bot has answered the CLI's report, so
+		// that the test sees the mode the bot left, not a race.
+		if len(req.ToolResults()) == 0 && strings.HasPrefix(req.LastUserText(), "write ") {
+			for deadline := time.Now().Add(waitTimeout / 2); !setBack() && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		return inner(ctx, req)
+	}, nil, nil)
+	h.stopBot()
+	h.wrapStart = func(s starter) starter {
+		return func(ctx context.Context, o claudeproc.Options) (process, error) {
+			p, err := s(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return modeSwitcher{p}, nil
+		}
+	}
+	h.startBot()
+
+	h.say("run touch first.txt")
+	id := h.expect(`\? approval (\w+): Bash wants to run`)[1]
+	h.say("allow")
+	h.expect(`! approval ` + id + `: Allowed by operator`)
+	h.expect(`— ✓`)
+	f := filepath.Join(h.workdir, "unasked.txt")
+	h.say("write " + f + " hello")
+	id = h.expect(`\? approval (\w+): Write`)[1]
+	if !setBack() {
+		t.Error("no audit record of the bot setting the mode back")
+	}
+	if _, err := os.Stat(f); !os.IsNotExist(err) {
+		t.Fatalf("the write ran before anyone decided: %v", err)
+	}
+	h.say("deny")
+	h.expect(`! approval ` + id + `: Denied by operator$`)
+	h.expect(`— `)
+	if _, err := os.Stat(f); !os.IsNotExist(err) {
+		t.Errorf("the denied write ran: %v", err)
 	}
 }
