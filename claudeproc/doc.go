@@ -5,6 +5,15 @@
 // requests through one serialized writer (multiplexed by request_id), caps
 // line sizes, and shuts the whole process group down in bounded time.
 //
+// Where the process runs is a Runner's business: the protocol engine
+// (Process) only needs the CLI's stdin, stdout and stderr. A runner starts
+// the CLI with those three pipes, names it in logs, signals everything the
+// session started and reaps it. Local runs it as a child process of the
+// bot, as the bot's user, in its own process group (the default); other
+// runners put it in a sandbox, a container, or a pod, and must keep the
+// session's working directory at the same path, so that what Claude names
+// there is what the bot sees, and keep the bot's state and secrets out.
+//
 // It knows nothing of chat platforms or users. Behaviour is pinned to what
 // the real CLI does (shared/CLAUDE_CLI.md); the transcripts in testdata are
 // its contract.
