@@ -3,6 +3,8 @@ package approvals
 import (
 	"strings"
 	"testing"
+
+	"github.com/claudeops/claudeops/internal/bashoracle"
 )
 
 // fuzzRules are the allow rules FuzzBashAllow tries on every input; the
@@ -38,7 +40,7 @@ func fuzzSoup(b string) string {
 }
 
 // FuzzBashAllow runs every input an allow rule matches under the Bash
-// oracle (see bashdiff_test.go): the input itself and the input read as
+// oracle (internal/bashoracle): the input itself and the input read as
 // tokens, for each of fuzzRules and for the rule derived from it. Any
 // command Bash runs beyond the rule's is a failure.
 func FuzzBashAllow(f *testing.F) {
@@ -48,7 +50,7 @@ func FuzzBashAllow(f *testing.F) {
 	for _, seed := range fuzzSeeds {
 		f.Add(seed)
 	}
-	o := newBashOracle(f)
+	o := bashoracle.New(f)
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, cmd := range []string{in, fuzzSoup(in)} {
 			var rules []string
@@ -61,19 +63,19 @@ func FuzzBashAllow(f *testing.F) {
 				if !matchBash(d, cmd, false) {
 					t.Fatalf("derived %q does not match %q", d, cmd)
 				}
-				if _, ok := oracleRuleWords(d); ok {
+				if _, ok := bashoracle.RuleWords(d); ok {
 					rules = append(rules, d)
 				}
 			}
 			if len(rules) == 0 {
 				continue
 			}
-			run, err := o.run(cmd)
+			run, err := o.Run(cmd)
 			if err != nil {
 				t.Fatalf("oracle on %q: %v", cmd, err)
 			}
 			for _, r := range rules {
-				if v := run.violations(r); len(v) > 0 {
+				if v := run.Violations(r); len(v) > 0 {
 					t.Fatalf("allow %s matched %q, but under Bash: %q", r, cmd, v)
 				}
 			}

@@ -58,7 +58,7 @@ func TestCompareEnginesSmall(t *testing.T) {
 	rows := compare(t, smallCases)
 	for _, r := range rows {
 		if r.ours != (r.c.Want == "allow") {
-			t.Errorf("ours on %q under %q: allow = %v, want %s", r.c.Cmd, r.c.rules(), r.ours, r.c.Want)
+			t.Errorf("ours on %q under %q: allow = %v, want %s", r.c.Cmd, r.c.AllRules(), r.ours, r.c.Want)
 		}
 	}
 	// What the pinned CLI does with these, as measured: the decision to
@@ -93,7 +93,7 @@ func TestCompareEnginesCorpus(t *testing.T) {
 	rows := compare(t, loadCorpus(t))
 	for _, r := range rows {
 		if r.ours && r.c.Want == "prompt" {
-			t.Errorf("ours allows %q under %q, which a person did not approve (%s)", r.c.Cmd, r.c.rules(), r.c.Why)
+			t.Errorf("ours allows %q under %q, which a person did not approve (%s)", r.c.Cmd, r.c.AllRules(), r.c.Why)
 		}
 	}
 	out := "# Bash allow rules: the CLI's engine and ours on the same corpus\n\n" + summary(rows) + "\n" + table(rows)
@@ -111,7 +111,7 @@ func TestCompareEnginesCorpus(t *testing.T) {
 func compare(t *testing.T, cases []corpusCase) []row {
 	rows := make([]row, len(cases))
 	for i, c := range cases {
-		rows[i] = row{c: c, ours: oursAllows(c.rules(), c.Cmd)}
+		rows[i] = row{c: c, ours: oursAllows(c.AllRules(), c.Cmd)}
 	}
 	type job struct {
 		name  string
@@ -124,14 +124,14 @@ func compare(t *testing.T, cases []corpusCase) []row {
 	var keys []string
 	byKey := map[string][]int{}
 	for i, c := range cases {
-		if _, ok := byKey[c.key()]; !ok {
-			keys = append(keys, c.key())
+		if _, ok := byKey[key(c)]; !ok {
+			keys = append(keys, key(c))
 		}
-		byKey[c.key()] = append(byKey[c.key()], i)
+		byKey[key(c)] = append(byKey[key(c)], i)
 	}
 	for _, k := range keys {
 		for n, idx := range chunk(byKey[k], chunkSize) {
-			jobs = append(jobs, job{fmt.Sprintf("cli-%s-%d", safeName(k), n), engineCLI, cases[idx[0]].rules(), idx})
+			jobs = append(jobs, job{fmt.Sprintf("cli-%s-%d", safeName(k), n), engineCLI, cases[idx[0]].AllRules(), idx})
 		}
 	}
 	// The bot: rules are ours to apply, any process will do.
@@ -158,8 +158,8 @@ func compare(t *testing.T, cases []corpusCase) []row {
 					if j.eng == engineCLI {
 						o = s.run(c.Cmd, func(json.RawMessage) bool { return false })
 					} else {
-						s.rules = c.rules()
-						o = s.run(c.Cmd, func(in json.RawMessage) bool { return oursAllowsInput(c.rules(), in, s.work) })
+						s.rules = c.AllRules()
+						o = s.run(c.Cmd, func(in json.RawMessage) bool { return oursAllowsInput(c.AllRules(), in, s.work) })
 					}
 					if o.err != "" {
 						t.Errorf("%s %q: %s", j.eng, c.Cmd, o.err)
@@ -186,7 +186,7 @@ func compare(t *testing.T, cases []corpusCase) []row {
 	})
 	for _, r := range rows {
 		if r.bot.allowed && r.bot.checkable && len(r.bot.unnamed) > 0 {
-			t.Errorf("ours allowed %q under %q and it ran what they do not name: %q", r.c.Cmd, r.c.rules(), r.bot.unnamed)
+			t.Errorf("ours allowed %q under %q and it ran what they do not name: %q", r.c.Cmd, r.c.AllRules(), r.bot.unnamed)
 		}
 	}
 	return rows
@@ -266,7 +266,7 @@ func table(rows []row) string {
 		if r.ours {
 			ours = "allow"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, cell(strings.Join(r.c.rules(), ", ")), cell(r.c.Cmd), r.c.Want, ours,
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", i+1, cell(strings.Join(r.c.AllRules(), ", ")), cell(r.c.Cmd), r.c.Want, ours,
 			let(r.bot), let(r.cli), cell(unnamedCell(r.cli)))
 	}
 	return b.String()

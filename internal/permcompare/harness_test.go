@@ -1,13 +1,9 @@
 package permcompare
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +14,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/bashoracle"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
 )
@@ -26,48 +23,15 @@ import (
 // allow rule (or several, each tried alone), a command, and whether a
 // person who wrote the rule approved that command ("allow") or must be
 // asked ("prompt").
-type corpusCase struct {
-	Rule  string   `json:"rule"`
-	Rules []string `json:"rules"`
-	Cmd   string   `json:"cmd"`
-	Want  string   `json:"want"`
-	Why   string   `json:"why"`
-}
-
-func (c corpusCase) rules() []string {
-	if c.Rule != "" {
-		return append([]string{c.Rule}, c.Rules...)
-	}
-	return c.Rules
-}
+type corpusCase = bashoracle.Case
 
 // key groups cases that one CLI process (started with their rules) runs.
-func (c corpusCase) key() string { return strings.Join(c.rules(), "\x00") }
+func key(c corpusCase) string { return strings.Join(c.AllRules(), "\x00") }
 
 func loadCorpus(t *testing.T) []corpusCase {
 	t.Helper()
-	f, err := os.Open(filepath.Join(testcli.RepoRoot(), "approvals", "testdata", "bash-allow-corpus.jsonl"))
+	cases, err := bashoracle.LoadCorpus(filepath.Join(testcli.RepoRoot(), "approvals", "testdata", "bash-allow-corpus.jsonl"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []corpusCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var c corpusCase
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatalf("corpus line %d: %v", n, err)
-		}
-		if len(c.rules()) == 0 || c.Cmd == "" || (c.Want != "allow" && c.Want != "prompt") {
-			t.Fatalf("corpus line %d: want rule(s), cmd and want allow|prompt: %+v", n, c)
-		}
-		cases = append(cases, c)
-	}
-	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return cases
@@ -106,23 +70,13 @@ type outcome struct {
 // unasked: the command ran without anyone being asked.
 func (o outcome) unasked() bool { return o.ran && !o.asked }
 
-// stubNames are the programs on the CLI's PATH that only log their argv:
-// what corpus commands name or might sneak in. bash, sh and env stay real
-// (the CLI needs them); a nested bash is traced like the top one.
-var stubNames = []string{
-	"git", "ls", "cat", "head", "tail", "wc", "grep", "npm", "go", "make", "touch", "rm", "mv", "cp",
-	"curl", "wget", "xargs", "find", "sudo", "python3", "node", "sed", "awk",
-	"tee", "chmod", "ln", "mkdir", "date", "id", "x", "sleep", "echo", "printf",
-}
-
-// nobody is the user the CLI runs as when the tests run as root.
-const nobody = 65534
-
-// session is one real CLI process in a throwaway directory tree. The CLI
-// runs as nobody when the test runs as root; its PATH starts with stubs
-// that log their argv; BASH_ENV puts a DEBUG trap into every bash the Bash
-// tool starts (and any bash those start), writing each simple command Bash
-// is about to run; the work directory is hashed before and after.
+// session is one real CLI process in a throwaway directory tree, watched
+// with internal/bashoracle's parts. The CLI runs as nobody when the test
+// runs as root; its PATH starts with bashoracle.Stubs (bash, sh and env
+// stay real: the CLI needs them; a nested bash is traced like the top
+// one); the oracle's DEBUG trap, appended to the CLI's shell snapshot and
+// passed on by BASH_ENV, writes each simple command Bash is about to run;
+// the work directory is hashed before and after.
 type session struct {
 	t       *testing.T
 	eng     engine
@@ -159,7 +113,7 @@ func newSession(t *testing.T, eng engine, rules []string, mods ...func(*claudepr
 	s := &session{t: t, eng: eng, rules: rules, root: root, calls: map[string]toolCall{}}
 	s.work, s.logs, s.trace = filepath.Join(root, "work"), filepath.Join(root, "logs"), filepath.Join(root, "trace")
 	home, stubs, tmp := filepath.Join(root, "home"), filepath.Join(root, "stubs"), filepath.Join(root, "tmp")
-	asNobody := os.Getuid() == 0
+	cred := bashoracle.User()
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -167,38 +121,25 @@ func newSession(t *testing.T, eng engine, rules []string, mods ...func(*claudepr
 		}
 	}
 	must(os.Chmod(root, 0o755))
-	for _, d := range []string{s.work, s.logs, s.trace, home, stubs, tmp} {
-		must(os.Mkdir(d, 0o755))
-		if asNobody && d != stubs {
-			must(os.Chown(d, nobody, nobody))
-		}
-	}
-	for name, content := range map[string]string{"f": "keep\n", "a.go": "package a\n", "-rf": "", "README.md": "# x\n"} {
-		p := filepath.Join(s.work, name)
-		must(os.WriteFile(p, []byte(content), 0o644))
-		if asNobody {
-			must(os.Chown(p, nobody, nobody))
-		}
-	}
-	// Each stub appends its argc and argv, NUL-terminated, to a file named
-	// after the Bash tool call it ran under.
-	const stub = "#!/bin/sh\nprintf '%s\\0' \"$#\" \"${0##*/}\" \"$@\" >>\"$PCMP_LOGS/call.${PCMP_TOP:-none}\"\n"
-	for _, name := range stubNames {
-		must(os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755))
-	}
-	// The trap: each simple command Bash is about to run, in a file per
-	// Bash tool call (PCMP_TOP); set -T carries it into functions,
-	// subshells and substitutions, BASH_ENV into a bash the command starts.
-	trap := fmt.Sprintf("set -T\ntrap 'builtin printf \"%%s\\0\" \"$BASH_COMMAND\" >>%q/t.$PCMP_TOP' DEBUG\n", s.trace)
+	must(bashoracle.MakeDirs(nil, stubs))
+	must(bashoracle.MakeDirs(cred, s.work, s.logs, s.trace, home, tmp))
+	must(bashoracle.Seed(s.work, cred))
+	// Each stub logs to a file named after the Bash tool call it ran under
+	// (RunVar, set by the hook); a program the CLI runs for itself logs
+	// under its pid.
+	must(bashoracle.WriteStubs(stubs, bashoracle.Stubs))
+	// The trace: a file per Bash tool call; BASH_ENV carries the trap into
+	// a bash the command starts.
+	trap := bashoracle.Trap(fmt.Sprintf(">>%q/t.$%s", s.trace, bashoracle.RunVar))
 	s.bashEnv = filepath.Join(root, "bashenv")
 	must(os.WriteFile(s.bashEnv, []byte(trap), 0o644))
 	s.hook = "unset -f find grep rg pkill 2>/dev/null\n" +
-		"PCMP_TOP=\"$$-$SRANDOM\"; export PCMP_TOP\n" +
+		fmt.Sprintf("%[1]s=\"$$-$SRANDOM\"; export %[1]s\n", bashoracle.RunVar) +
 		fmt.Sprintf("export BASH_ENV=%q\n", s.bashEnv) + trap
 	s.home = home
-	if asNobody {
+	if cred != nil {
 		wrapper := filepath.Join(root, "claude-as-nobody")
-		must(os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d --clear-groups -- %q \"$@\"\n", nobody, nobody, bin)), 0o755))
+		must(os.WriteFile(wrapper, []byte(fmt.Sprintf("#!/bin/sh\nexec setpriv --reuid=%d --regid=%d --clear-groups -- %q \"$@\"\n", cred.Uid, cred.Gid, bin)), 0o755))
 		bin = wrapper
 	}
 
@@ -217,7 +158,7 @@ func newSession(t *testing.T, eng engine, rules []string, mods ...func(*claudepr
 		"CLAUDE_CODE_MAX_RETRIES=1",
 		"BASH_DEFAULT_TIMEOUT_MS=5000",
 		"BASH_MAX_TIMEOUT_MS=5000",
-		"PCMP_LOGS=" + s.logs,
+		bashoracle.LogsVar + "=" + s.logs,
 	}
 	opts := claudeproc.Options{
 		Bin: bin, Dir: s.work, Env: env, Guard: &claudeproc.Guard{},
@@ -312,7 +253,7 @@ func (s *session) runCall(call toolCall, allow func(input json.RawMessage) bool)
 	s.mu.Unlock()
 
 	traceBefore, logsBefore := names(s.trace), names(s.logs)
-	workBefore, err := hashTree(s.work)
+	workBefore, err := bashoracle.Snapshot(s.work)
 	if err != nil {
 		return outcome{err: err.Error()}
 	}
@@ -354,48 +295,37 @@ wait:
 	}
 
 	// The runs of this call: trace files that appeared and hold its eval.
-	var traced []string
+	var rep bashoracle.Report
 	tops := map[string]bool{}
 	for _, name := range newNames(s.trace, traceBefore) {
-		recs, err := readRecords(filepath.Join(s.trace, name))
+		b, err := os.ReadFile(filepath.Join(s.trace, name))
 		if err != nil {
 			return outcome{err: err.Error()}
 		}
-		cmds, ok := evalBody(recs)
+		cmds, ok := evalBody(bashoracle.Records(b))
 		if !ok {
 			continue // a bash the CLI ran for itself
 		}
 		o.ran = true
 		tops[strings.TrimPrefix(name, "t.")] = true
-		traced = append(traced, cmds...)
+		rep.Traced = append(rep.Traced, cmds...)
 	}
-	var calls [][]string
 	for _, name := range newNames(s.logs, logsBefore) {
 		if !tops[strings.TrimPrefix(name, "call.")] {
 			continue // a program the CLI ran for itself
 		}
-		cs, err := readCalls(filepath.Join(s.logs, name))
+		cs, err := bashoracle.ReadCalls(filepath.Join(s.logs, name))
 		if err != nil {
 			return outcome{err: err.Error()}
 		}
-		calls = append(calls, cs...)
+		rep.Calls = append(rep.Calls, cs...)
 	}
-	workAfter, err := hashTree(s.work)
+	workAfter, err := bashoracle.Snapshot(s.work)
 	if err != nil {
 		return outcome{err: err.Error()}
 	}
-	var changed []string
-	for name, sum := range workAfter {
-		if workBefore[name] != sum {
-			changed = append(changed, name)
-		}
-	}
-	for name := range workBefore {
-		if _, ok := workAfter[name]; !ok {
-			changed = append(changed, name)
-		}
-	}
-	o.checkable, o.unnamed = unnamedRuns(s.rules, cmd, traced, calls, changed)
+	rep.Changed = bashoracle.Changed(workBefore, workAfter)
+	o.checkable, o.unnamed = unnamedRuns(s.rules, cmd, rep)
 	return o
 }
 
@@ -419,15 +349,6 @@ func newNames(dir string, before map[string]bool) []string {
 	return out
 }
 
-func readRecords(name string) ([]string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	recs := strings.Split(string(b), "\x00")
-	return recs[:len(recs)-1], nil
-}
-
 // evalBody cuts the CLI's wrapper off a trace: what comes after its
 // `eval '<cmd>'`, up to the `pwd -P >| <file>` it runs after it.
 func evalBody(recs []string) ([]string, bool) {
@@ -442,213 +363,14 @@ func evalBody(recs []string) ([]string, bool) {
 	return body, true
 }
 
-// readCalls reads a stub log: argc, then the base name and the arguments,
-// each NUL-terminated.
-func readCalls(name string) ([][]string, error) {
-	b, err := os.ReadFile(name)
-	if err != nil {
-		return nil, err
-	}
-	fields := strings.Split(string(b), "\x00")
-	fields = fields[:len(fields)-1]
-	var calls [][]string
-	for len(fields) > 0 {
-		n, err := strconv.Atoi(fields[0])
-		if err != nil || n+2 > len(fields) {
-			return nil, fmt.Errorf("stub log %s: bad record %q", name, fields)
-		}
-		calls = append(calls, fields[1:n+2])
-		fields = fields[n+2:]
-	}
-	return calls, nil
-}
-
-// hashTree maps each entry under dir to its mode and content hash.
-func hashTree(dir string) (map[string]string, error) {
-	m := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		sum := info.Mode().String()
-		if info.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum += fmt.Sprintf(" %x", sha256.Sum256(b))
-		}
-		m[p[len(dir)+1:]] = sum
-		return nil
-	})
-	return m, err
-}
-
-// unnamedRuns says what of a run no rule names: each traced simple command
-// and each stub call must start with one rule's words, redirections may
-// only go to /dev/null or dup a descriptor, and no file may change. A rule
-// that is not plain words (an exact compound command) names nothing the
-// oracle can check, unless the command is that very rule.
-func unnamedRuns(rules []string, cmd string, traced []string, calls [][]string, changed []string) (bool, []string) {
+// unnamedRuns says what of a run no rule names (bashoracle.Report.Unnamed).
+// A rule that is not plain words (an exact compound command) names nothing
+// the oracle can check, unless the command is that very rule.
+func unnamedRuns(rules []string, cmd string, rep bashoracle.Report) (bool, []string) {
 	for _, r := range rules {
 		if !strings.HasSuffix(r, ":*") && strings.TrimSpace(cmd) == strings.TrimSpace(r) {
 			return true, nil // that very string was approved
 		}
 	}
-	var words [][]string
-	for _, r := range rules {
-		if w, ok := ruleWords(r); ok {
-			words = append(words, w)
-		}
-	}
-	if len(words) == 0 {
-		return false, nil
-	}
-	var out []string
-	for _, bc := range traced {
-		ok := false
-		for _, w := range words {
-			if tracedViolation(bc, w) == "" {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			out = append(out, fmt.Sprintf("ran %q", bc))
-		}
-	}
-	for _, argv := range calls {
-		ok := false
-		for _, w := range words {
-			base := w[0][strings.LastIndexByte(w[0], '/')+1:]
-			if len(argv) >= len(w) && argv[0] == base && slices.Equal(argv[1:len(w)], w[1:]) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			out = append(out, fmt.Sprintf("called %q", argv))
-		}
-	}
-	if len(changed) > 0 {
-		slices.Sort(changed)
-		out = append(out, fmt.Sprintf("changed files %q", changed))
-	}
-	return true, out
-}
-
-// ruleWords splits a rule's prefix on blanks; only plain words qualify.
-func ruleWords(rule string) ([]string, bool) {
-	words := strings.Fields(strings.TrimSuffix(rule, ":*"))
-	for _, w := range words {
-		if strings.ContainsAny(w, `'"\$*?[]{}~#;&|<>()`+"`") {
-			return nil, false
-		}
-	}
-	return words, len(words) > 0
-}
-
-// tracedViolation checks one $BASH_COMMAND as Bash prints it: its first
-// words must be the rule's, literally (quotes aside), and a redirection
-// must go to /dev/null or dup one descriptor to another. (The same reading
-// as the Bash oracle of approvals/bashdiff_test.go.)
-func tracedViolation(bc string, rule []string) string {
-	toks := traceTokens(bc)
-	if len(toks) < len(rule) {
-		return "fewer words than the rule"
-	}
-	for i, r := range rule {
-		if toks[i].redir || !toks[i].literal || toks[i].text != r {
-			return fmt.Sprintf("word %d is not %q", i, r)
-		}
-	}
-	for i := len(rule); i < len(toks); i++ {
-		tk := toks[i]
-		if !tk.redir || isFDDup(tk.raw) {
-			continue
-		}
-		if i+1 < len(toks) && toks[i+1].raw == "/dev/null" && strings.Trim(tk.raw, "0123456789&<>") == "" {
-			i++
-			continue
-		}
-		return fmt.Sprintf("redirection %q", tk.raw)
-	}
-	return ""
-}
-
-// isFDDup: "2>&1", ">&2", "1>&2".
-func isFDDup(s string) bool {
-	s = strings.TrimLeft(s, "0123456789")
-	if len(s) < 3 || (s[0] != '<' && s[0] != '>') || s[1] != '&' {
-		return false
-	}
-	return strings.Trim(s[2:], "0123456789") == ""
-}
-
-type traceToken struct {
-	raw     string
-	text    string // quotes removed
-	literal bool   // no unquoted or double-quoted $ or `, no unquoted glob
-	redir   bool   // holds an unquoted < or >
-}
-
-// traceTokens splits a traced command on unquoted blanks.
-func traceTokens(s string) []traceToken {
-	var (
-		toks []traceToken
-		cur  = traceToken{literal: true}
-		in   bool
-	)
-	flush := func() {
-		if in {
-			toks = append(toks, cur)
-		}
-		cur, in = traceToken{literal: true}, false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		start := i
-		switch {
-		case c == ' ' || c == '\t' || c == '\n':
-			flush()
-			continue
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				j = len(s) - i - 1
-				cur.literal = false
-			}
-			cur.text += s[i+1 : i+1+j]
-			i += j + 1
-		case c == '"':
-			for i++; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '$' || s[i] == '`' {
-					cur.literal = false
-				}
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-					i++
-				}
-				cur.text += string(s[i])
-			}
-		case c == '\\' && i+1 < len(s):
-			i++
-			cur.text += string(s[i])
-		default:
-			if strings.IndexByte("<>", c) >= 0 {
-				cur.redir = true
-			}
-			if strings.IndexByte("$`*?[]{}~();&|!", c) >= 0 {
-				cur.literal = false
-			}
-			cur.text += string(c)
-		}
-		cur.raw += s[start:min(i+1, len(s))]
-		in = true
-	}
-	flush()
-	return toks
+	return rep.Unnamed(rules...)
 }
