@@ -8,6 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/util"
 	"maunium.net/go/mautrix/event"
 	"maunium.net/go/mautrix/format"
 	"maunium.net/go/mautrix/format/mdext"
@@ -28,9 +31,53 @@ const (
 	fallbackRunes   = 300
 )
 
-// markdown renders Markdown to HTML with raw HTML escaped (model output
-// cannot inject markup); mautrix's extensions (tables, strikethrough).
-var markdown = goldmark.New(format.Extensions, format.HTMLOptions, goldmark.WithExtensions(mdext.EscapeHTML))
+// markdown renders Markdown to HTML with raw HTML escaped; mautrix's
+// extensions (tables, strikethrough, spoilers). Its links and images are
+// the model's to choose: content sanitizes what it renders.
+var markdown = goldmark.New(format.Extensions, format.HTMLOptions, goldmark.WithExtensions(mdext.EscapeHTML, imagesAsLinks{}))
+
+// imagesAsLinks renders a Markdown image as a link to it, named by its alt
+// text: an image would load a URL of the model's choosing in every
+// reader's client (and is no allowed tag).
+type imagesAsLinks struct{}
+
+func (imagesAsLinks) Extend(m goldmark.Markdown) {
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(imagesAsLinks{}, 0)))
+}
+
+func (imagesAsLinks) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindImage, renderImageLink)
+}
+
+func renderImageLink(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkContinue, nil
+	}
+	n := node.(*ast.Image)
+	name := altText(source, n)
+	if name == "" {
+		name = string(n.Destination)
+	}
+	dest := util.EscapeHTML(util.URLEscape(n.Destination, true))
+	_, err := fmt.Fprintf(w, `<a href="%s">%s</a>`, dest, util.EscapeHTML([]byte(name)))
+	return ast.WalkSkipChildren, err
+}
+
+// altText is the plain text of an image's description.
+func altText(source []byte, n ast.Node) string {
+	var b strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Text:
+			b.Write(c.Value(source))
+		case *ast.String:
+			b.Write(c.Value)
+		default:
+			b.WriteString(altText(source, c))
+		}
+	}
+	return b.String()
+}
 
 var (
 	// pillLinkRE finds links that clients show as pills (matrix.to and
@@ -57,6 +104,9 @@ func content(md string) *event.MessageEventContent {
 	}
 	h := format.UnwrapSingleParagraph(b.String())
 	h = pillLinkRE.ReplaceAllString(h, `$2 (<code>$1</code>)`)
+	// Markdown from the model can still make links of any scheme and
+	// images: only what the spec lets clients render leaves here.
+	h = sanitizeHTML(h)
 	if strings.TrimSpace(h) != strings.TrimSpace(htmlEscape(md)) {
 		c.Format, c.FormattedBody = event.FormatHTML, h
 	}
