@@ -29,16 +29,19 @@ RUN npm install -g --no-audit --no-fund "@anthropic-ai/claude-code@${CLAUDE_CLI_
  && claude --version
 RUN useradd --create-home --uid 10001 --shell /bin/bash claudeops \
  && mkdir -p /data /work \
- && chown claudeops:claudeops /data /work
+ && chown claudeops:claudeops /data /work \
+ && chmod 0700 /data
 COPY --from=build /out/claudeops /usr/local/bin/claudeops
 
 USER claudeops
 ENV HOME=/home/claudeops \
-    CLAUDEOPS_DB=/data/claudeops.db \
+    CLAUDEOPS_STATE_DIR=/data \
     CLAUDEOPS_WORKDIR=/work \
     CLAUDEOPS_CLAUDE_BIN=claude \
     DISABLE_AUTOUPDATER=1
-# The database (and, later, Matrix crypto state beside it) lives here.
+# The bot's state (database, Matrix crypto store and recovery key) lives
+# here, apart from /work where the sessions work: the bot refuses to start
+# if the two overlap.
 VOLUME ["/data"]
 WORKDIR /work
 # tini reaps the CLI's children and forwards SIGTERM for an orderly shutdown.

@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"context"
+	"io"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -51,11 +52,21 @@ const (
 	EventAction
 )
 
-// File is a file attached to a message.
+// File is a file attached to a message. Its content is not fetched when
+// the event is built: the bot calls Open only once it knows the sender may
+// use it and has found the thread, and reads no more than its size limit.
+// Name, MimeType and Size are what the sender declared: untrusted.
 type File struct {
 	Name     string
 	MimeType string
-	Data     []byte
+	// Size is the declared size in bytes, 0 when unknown. The read is
+	// capped whatever it says.
+	Size int64
+	// Open starts the download. The caller reads what it wants and closes
+	// the reader; an error from Close means the content must not be used
+	// (an encrypted file whose hash does not match). Safe to call from any
+	// goroutine; it may block until ctx ends.
+	Open func(ctx context.Context) (io.ReadCloser, error)
 }
 
 // Event is what an adapter delivers to the bot.

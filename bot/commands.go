@@ -302,6 +302,18 @@ func (w *worker) cmdCwd(ctx context.Context, ev adapters.Event, args []string) {
 		w.reply(ctx, "Not a directory: "+dir)
 		return
 	}
+	// Kept resolved: a link changed later cannot move the channel.
+	resolved, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		w.reply(ctx, "Not a directory: "+dir)
+		return
+	}
+	if why := w.b.unfitWorkdir(resolved); why != "" {
+		w.b.audit(ctx, w.key, ev.User.ID, "refused", "cwd", resolved, false)
+		w.reply(ctx, "Refused: "+dir+" "+why+". Choose a directory apart from the bot's state.")
+		return
+	}
+	dir = resolved
 	if err := w.b.store.SaveChannel(ctx, store.Channel{Key: w.ref.ChannelKey(), Cwd: dir, UpdatedBy: ev.User.ID, UpdatedAt: w.b.now()}); err != nil {
 		w.reply(ctx, "Could not save: "+err.Error())
 		return
@@ -312,6 +324,38 @@ func (w *worker) cmdCwd(ctx context.Context, ev adapters.Event, args []string) {
 		note = " Sessions started from now on use it; `new` restarts this one."
 	}
 	w.reply(ctx, "Working directory of this channel: "+dir+"."+note)
+}
+
+// unfitWorkdir says why the directory dir (absolute, symlinks resolved)
+// may not be a working directory, or "": it is /, or it holds the bot's
+// own state (Config.ProtectedPaths) or lies inside it. A session works on
+// its directory's whole tree.
+func (b *Bot) unfitWorkdir(dir string) string {
+	if dir == "/" {
+		return "is the root of the file system"
+	}
+	for _, p := range b.cfg.ProtectedPaths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		for _, own := range []string{abs, resolveExisting(abs)} {
+			if contains(dir, own) {
+				return "holds the bot's own state (" + own + ")"
+			}
+			if contains(own, dir) {
+				return "lies inside the bot's own state (" + own + ")"
+			}
+		}
+	}
+	return ""
+}
+
+// contains reports whether p is dir or lies inside it (both absolute and
+// clean): "/work2" is not inside "/work".
+func contains(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string) {

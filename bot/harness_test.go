@@ -17,6 +17,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -126,6 +127,7 @@ func (h *harness) startBot() {
 		h.t.Fatal(err)
 	}
 	cfg := Config{
+		Runner:          testrunner.Runner(h.t, h.home, filepath.Dir(h.db)),
 		ClaudeBin:       h.bin,
 		Env:             h.env(),
 		Workdir:         h.workdir,

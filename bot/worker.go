@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -302,11 +301,8 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 	}
 	msg := claudeproc.UserMessage{Text: header + "\n" + text, UUID: newUUID()}
 	if len(ev.Files) > 0 {
-		var err error
-		if msg, err = w.withFiles(msg, ev.Files); err != nil {
-			w.notice(ctx, "Could not save the attached files: "+err.Error(), true)
-			return
-		}
+		// Fetched only now: the sender is allowed, the thread is known.
+		msg = w.withFiles(ctx, msg, ev.Files)
 	}
 	if err := w.ensureProcess(ctx); err != nil {
 		if w.life.Err() == nil {
@@ -362,6 +358,12 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	}
 	w.b.slots.setBusy(w.key, true)
 	opts := w.options()
+	// A directory stored before the bot checked `cwd`, or one a link now
+	// moves, is checked again at every start.
+	if why := w.b.unfitWorkdir(resolveExisting(opts.Dir)); why != "" {
+		w.b.slots.release(w.key)
+		return fmt.Errorf("the working directory %s %s; an admin can choose another with `cwd`", opts.Dir, why)
+	}
 	if w.thread.SessionID == "" {
 		w.thread.SessionID = newUUID()
 		opts.SessionID = w.thread.SessionID
@@ -473,39 +475,6 @@ func (w *worker) notice(ctx context.Context, text string, isErr bool) adapters.M
 		w.log.Warn("post notice", "err", err)
 	}
 	return ref
-}
-
-// withFiles saves attached files in the session's working directory and
-// tells Claude where they are; images also go along as image content.
-func (w *worker) withFiles(msg claudeproc.UserMessage, files []adapters.File) (claudeproc.UserMessage, error) {
-	dir := filepath.Join(w.cwd(context.Background()), "attachments")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return msg, err
-	}
-	var notes []string
-	var images []claudeproc.ContentBlock
-	for _, f := range files {
-		name := filepath.Base(filepath.Clean("/" + f.Name))
-		if name == "/" || name == "." {
-			name = "file"
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			return msg, err
-		}
-		notes = append(notes, p)
-		if strings.HasPrefix(f.MimeType, "image/") {
-			images = append(images, claudeproc.ImageBlock(f.MimeType, f.Data))
-		}
-	}
-	text := msg.Text + "\n\n(Attached files saved to: " + strings.Join(notes, ", ") + ")"
-	if len(images) > 0 {
-		msg.Content = append([]claudeproc.ContentBlock{claudeproc.TextBlock(text)}, images...)
-		msg.Text = ""
-	} else {
-		msg.Text = text
-	}
-	return msg, nil
 }
 
 func newUUID() string {

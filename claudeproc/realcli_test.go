@@ -143,6 +143,9 @@ func (c *cli) start(mod func(*Options)) (*Process, *recorder) {
 	if mod != nil {
 		mod(&opts)
 	}
+	if opts.Runner == nil && testcli.Runner(c.t) == "sandbox" {
+		opts.Runner = Sandbox{HomeBase: filepath.Join(c.home, "sandbox-homes")}
+	}
 	p, err := Start(context.Background(), opts)
 	if err != nil {
 		c.t.Fatalf("start: %v", err)

@@ -61,6 +61,9 @@ func open(ctx context.Context, path string, ms []migration) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, err
 	}
+	if err := MakePrivate(abs); err != nil {
+		return nil, err
+	}
 
 	if err := ensureWAL(ctx, abs); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"syscall"
 
 	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/event"
@@ -21,6 +22,11 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 	if a.cfg.CryptoDB == "" {
 		a.log.Warn("matrix: no crypto database configured; encrypted rooms cannot be read")
 		return nil
+	}
+	// Created 0600 before SQLite opens it: its WAL and shared-memory files
+	// then get the same mode.
+	if err := store.MakePrivate(a.cfg.CryptoDB); err != nil {
+		return fmt.Errorf("matrix: the crypto store: %w", err)
 	}
 	helper, err := cryptohelper.NewCryptoHelper(a.cli, []byte(acct.PickleKey), a.cfg.CryptoDB)
 	if err != nil {
@@ -84,7 +90,7 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 		a.log.Error("matrix: keep the cross-signing recovery key", "err", err)
 	}
 	if a.cfg.RecoveryKeyFile != "" {
-		if err := os.WriteFile(a.cfg.RecoveryKeyFile, []byte(recovery+"\n"), 0o600); err != nil {
+		if err := writePrivate(a.cfg.RecoveryKeyFile, recovery+"\n"); err != nil {
 			a.log.Error("matrix: write the recovery key file", "file", a.cfg.RecoveryKeyFile, "err", err)
 		} else {
 			a.log.Info("matrix: cross-signing set up; the recovery key is kept", "file", a.cfg.RecoveryKeyFile)
@@ -93,6 +99,24 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 	}
 	a.log.Info("matrix: cross-signing set up; the recovery key is kept in the database")
 	return nil
+}
+
+// writePrivate writes a secret to path, readable by the bot's user alone:
+// 0600 whatever the umask or the mode an existing file had, and never
+// through a symlink planted at path.
+func writePrivate(path, content string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.WriteString(content)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // EncryptionSupported reports whether this build can read encrypted rooms.

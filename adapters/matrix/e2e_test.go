@@ -19,6 +19,7 @@ import (
 	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -81,6 +82,7 @@ func (h *harness) start() {
 	}
 	h.st = st
 	bc := bot.Config{
+		Runner:    testrunner.Runner(h.t, h.home, filepath.Dir(h.dbPath)),
 		ClaudeBin: h.bin,
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.home, "LANG=C.UTF-8",
 			"ANTHROPIC_BASE_URL=" + h.api.URL, "ANTHROPIC_API_KEY=sk-test",

@@ -344,7 +344,7 @@ func TestFilesAreSavedAndImagesPassed(t *testing.T) {
 	h.alice.SendImage(room, root, "dot.png", "image/png", png)
 	h.waitBot(room, root, `dot\.png`)
 	for name, want := range map[string][]byte{"notes.txt": []byte("some notes\n"), "dot.png": png} {
-		if !h.alice.WaitFor(wait, func() bool { return fileHas(filepath.Join(h.dir, "attachments", name), want) }) {
+		if !h.alice.WaitFor(wait, func() bool { return fileHas(attachedPath(h.dir, name), want) }) {
 			t.Errorf("%s was not saved into the working directory", name)
 		}
 	}

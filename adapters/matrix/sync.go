@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"context"
-	"fmt"
 	"html"
 	"net/url"
 	"regexp"
@@ -194,14 +193,11 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 	case event.MsgText, event.MsgEmote:
 		ev.Text = a.stripMention(c, name)
 	case event.MsgImage, event.MsgFile, event.MsgAudio, event.MsgVideo:
-		if f, err := a.download(ctx, c); err != nil {
-			a.log.Warn("matrix: download attachment", "event", evt.ID, "err", err)
-			ev.Text = fmt.Sprintf("(%s sent a file, %q, that could not be downloaded: %v)", evt.Sender, c.Body, err)
-		} else {
-			ev.Files = []adapters.File{f}
-			if c.FileName != "" && c.Body != c.FileName {
-				ev.Text = c.Body // a caption
-			}
+		// Only described: the bot fetches it once it has checked the
+		// sender and found the thread (files.go).
+		ev.Files = []adapters.File{a.attachment(c)}
+		if c.FileName != "" && c.Body != c.FileName {
+			ev.Text = c.Body // a caption
 		}
 	default:
 		return
@@ -271,46 +267,6 @@ func stripReplyFallback(s string) string {
 var tagRE = regexp.MustCompile(`<[^>]*>`)
 
 func stripTags(s string) string { return tagRE.ReplaceAllString(s, "") }
-
-// maxFileBytes bounds one downloaded attachment.
-const maxFileBytes = 20 << 20
-
-// download fetches an attachment, decrypting it in encrypted rooms.
-func (a *Adapter) download(ctx context.Context, c *event.MessageEventContent) (adapters.File, error) {
-	name := c.FileName
-	if name == "" {
-		name = c.Body
-	}
-	f := adapters.File{Name: name}
-	if c.Info != nil {
-		f.MimeType = c.Info.MimeType
-		if c.Info.Size > maxFileBytes {
-			return f, fmt.Errorf("%d bytes is over the %d MiB limit", c.Info.Size, maxFileBytes>>20)
-		}
-	}
-	raw := c.URL
-	if c.File != nil {
-		raw = c.File.URL
-	}
-	uri, err := raw.Parse()
-	if err != nil {
-		return f, fmt.Errorf("attachment url %q: %w", raw, err)
-	}
-	data, err := a.cli.DownloadBytes(ctx, uri)
-	if err != nil {
-		return f, err
-	}
-	if len(data) > maxFileBytes {
-		return f, fmt.Errorf("over the %d MiB limit", maxFileBytes>>20)
-	}
-	if c.File != nil {
-		if err := c.File.DecryptInPlace(data); err != nil {
-			return f, fmt.Errorf("decrypt: %w", err)
-		}
-	}
-	f.Data = data
-	return f, nil
-}
 
 // onReaction: a reaction on one of the bot's prompts is a click. The bot's
 // own pre-added reactions come back through sync too and are skipped.

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -29,7 +30,8 @@ type posted struct {
 	ts              []string
 	shown           []string // what each part shows now
 	stream          bool     // part 0 is a native stream still open
-	streamed        int      // bytes of text sent to the stream
+	streamRaw       string   // the text whose neutralised form the stream holds
+	streamOut       string   // what was sent to the stream: Neutralize(streamRaw)
 	stopTS          string   // the Stop control shown beside an open stream
 	fileSent        bool     // a tool's long output went up as a file
 	input           upload   // where a tool's long input went
@@ -75,14 +77,18 @@ func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.
 	if a.lookup(ref) == nil {
 		return fmt.Errorf("slack: edit of unknown message %s", ref.ID)
 	}
-	a.edit.set(msgKey(ref), func(ctx context.Context) error {
-		p := a.lookup(ref)
-		if p.stream {
-			return a.appendStream(ctx, p, m)
-		}
-		return a.render(ctx, p, m)
-	}, m.Final || m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning)
+	a.edit.set(msgKey(ref), func(ctx context.Context) error { return a.editNow(ctx, ref, m) },
+		m.Final || m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning)
 	return nil
+}
+
+// editNow makes the message show m: what the editor runs.
+func (a *Adapter) editNow(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
+	p := a.lookup(ref)
+	if p.stream {
+		return a.appendStream(ctx, p, m)
+	}
+	return a.render(ctx, p, m)
 }
 
 // render brings a posted message to show m. A tool's long input goes up
@@ -121,19 +127,33 @@ func (a *Adapter) show(ctx context.Context, p *posted, parts []part) error {
 			p.shown[i] = key
 			continue
 		}
-		var ts string
-		err := a.call(ctx, "chat.postMessage", p.channel, func(ctx context.Context) error {
-			var err error
-			_, ts, err = a.api.PostMessageContext(ctx, p.channel, append(part.options(), slack.MsgOptionTS(p.thread))...)
-			return err
-		})
+		ts, err := a.postMessage(ctx, p.channel, append(part.options(), slack.MsgOptionTS(p.thread))...)
 		if err != nil {
-			return fmt.Errorf("slack chat.postMessage: %w", err)
+			return err
 		}
 		p.ts = append(p.ts, ts)
 		p.shown = append(p.shown, key)
 	}
 	return nil
+}
+
+// postMessage posts a message with link and media previews off: Slack
+// would otherwise fetch every URL the model wrote and show what the page
+// says about itself under the bot's name. chat.postMessage is the only
+// method the bot uses that takes unfurl_links/unfurl_media; an update
+// keeps what the post set.
+func (a *Adapter) postMessage(ctx context.Context, channel string, opts ...slack.MsgOption) (string, error) {
+	opts = append(opts, slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
+	var ts string
+	err := a.call(ctx, "chat.postMessage", channel, func(ctx context.Context) error {
+		var err error
+		_, ts, err = a.api.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("slack chat.postMessage: %w", err)
+	}
+	return ts, nil
 }
 
 // part is one Slack message's content.
@@ -164,7 +184,9 @@ func plainText(s string) *slack.TextBlockObject {
 func (a *Adapter) compose(m adapters.Message, input upload) []part {
 	switch m.Kind {
 	case adapters.KindText:
-		chunks := mdsplit.Split(m.Text, textPartRunes)
+		// Made inert first, then split: inert mentions are a character
+		// longer, and each part must fit as sent.
+		chunks := mdsplit.Split(slackmd.Neutralize(m.Text), textPartRunes)
 		if len(chunks) == 0 {
 			chunks = []string{" "}
 		}
@@ -172,7 +194,7 @@ func (a *Adapter) compose(m adapters.Message, input upload) []part {
 		for i, c := range chunks {
 			parts[i] = part{
 				text:   slackmd.ToMrkdwn(adapters.Cut(c, fallbackRunes)),
-				blocks: []slack.Block{slack.NewMarkdownBlock("", slackmd.Neutralize(c))},
+				blocks: []slack.Block{slack.NewMarkdownBlock("", c)},
 			}
 		}
 		if !m.Final {
@@ -216,8 +238,14 @@ func (a *Adapter) SetStatus(ctx context.Context, t adapters.ThreadRef, status st
 
 func (a *Adapter) streamAllowed() bool { return atomic.LoadInt32(&a.streamOK) >= 0 }
 
+// startStream opens a native stream showing text. A stream's pieces
+// concatenate on Slack's side, so mention syntax is made inert on the text
+// as a whole, never per piece: a stream holds Neutralize(Settled(text)),
+// and each append sends what that gained (see slackmd.Settled). A "<!he"
+// now and "re>" later cannot add up to a live <!here>.
 func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error {
-	chunk := slackmd.Neutralize(text)
+	raw := slackmd.Settled(text)
+	chunk := slackmd.Neutralize(raw)
 	var ts string
 	err := a.call(ctx, "chat.startStream", p.channel, func(ctx context.Context) error {
 		var err error
@@ -244,18 +272,13 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 		return err
 	}
 	atomic.StoreInt32(&a.streamOK, 1)
-	p.ts, p.shown, p.stream, p.streamed = []string{ts}, []string{""}, true, len(text)
+	p.ts, p.shown, p.stream, p.streamRaw, p.streamOut = []string{ts}, []string{""}, true, raw, chunk
 	// A stream carries no buttons: the Stop control is a small message of
 	// its own while the stream is open.
 	stop := part{text: "Claude is answering…", blocks: []slack.Block{
 		slack.NewActionBlock("live", slack.NewButtonBlockElement(actionStop, adapters.ChoiceStop, plainText("Stop")).WithStyle(slack.StyleDanger)),
 	}}
-	err = a.call(ctx, "chat.postMessage", p.channel, func(ctx context.Context) error {
-		var err error
-		_, p.stopTS, err = a.api.PostMessageContext(ctx, p.channel, append(stop.options(), slack.MsgOptionTS(p.thread))...)
-		return err
-	})
-	if err != nil {
+	if p.stopTS, err = a.postMessage(ctx, p.channel, append(stop.options(), slack.MsgOptionTS(p.thread))...); err != nil {
 		a.log.Warn("slack: post Stop control", "err", err)
 	}
 	return nil
@@ -277,26 +300,38 @@ func (a *Adapter) removeStop(ctx context.Context, p *posted) {
 	p.stopTS = ""
 }
 
-// appendStream sends what was added since the last append. A stream holds
-// one part; text beyond it, or text that was rewritten rather than
-// extended, ends the stream and goes on as ordinary messages.
+// appendStream sends what the neutralised text gained since the last
+// append; a text not final keeps back a tail that may still become a
+// mention. A stream holds one part; text beyond it, or text that was
+// rewritten rather than extended, ends the stream and goes on as ordinary
+// messages.
 func (a *Adapter) appendStream(ctx context.Context, p *posted, m adapters.Message) error {
-	sent := p.streamed
-	extended := len(m.Text) >= sent
-	fits := utf8.RuneCountInString(m.Text) <= textPartRunes
-	if extended && fits && len(m.Text) > sent {
-		delta := slackmd.Neutralize(m.Text[sent:])
-		err := a.call(ctx, "chat.appendStream", p.channel, func(ctx context.Context) error {
-			_, _, err := a.api.AppendStreamContext(ctx, p.channel, p.ts[0], slack.MsgOptionMarkdownText(delta))
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("slack chat.appendStream: %w", err)
+	extended := strings.HasPrefix(m.Text, p.streamRaw)
+	fits := utf8.RuneCountInString(slackmd.Neutralize(m.Text)) <= textPartRunes
+	if extended && fits {
+		raw := m.Text
+		if !m.Final {
+			raw = slackmd.Settled(raw)
 		}
-		p.streamed = len(m.Text)
-	}
-	if extended && fits && !m.Final {
-		return nil
+		out := slackmd.Neutralize(raw)
+		if !strings.HasPrefix(out, p.streamOut) {
+			// Cannot happen (Settled's contract); never send a piece that
+			// would not add up to out.
+			return fmt.Errorf("slack: stream text %q does not extend what was sent", adapters.Cut(out, 80))
+		}
+		if delta := out[len(p.streamOut):]; delta != "" {
+			err := a.call(ctx, "chat.appendStream", p.channel, func(ctx context.Context) error {
+				_, _, err := a.api.AppendStreamContext(ctx, p.channel, p.ts[0], slack.MsgOptionMarkdownText(delta))
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("slack chat.appendStream: %w", err)
+			}
+			p.streamRaw, p.streamOut = raw, out
+		}
+		if !m.Final {
+			return nil
+		}
 	}
 	err := a.call(ctx, "chat.stopStream", p.channel, func(ctx context.Context) error {
 		_, _, err := a.api.StopStreamContext(ctx, p.channel, p.ts[0])
@@ -317,7 +352,7 @@ func (a *Adapter) appendStream(ctx context.Context, p *posted, m adapters.Messag
 		return a.render(ctx, p, m)
 	}
 	rest := m
-	rest.Text = m.Text[sent:]
+	rest.Text = m.Text[len(p.streamRaw):]
 	tail := &posted{channel: p.channel, thread: p.thread}
 	if err := a.render(ctx, tail, rest); err != nil {
 		return err
@@ -331,12 +366,7 @@ func (a *Adapter) appendStream(ctx context.Context, p *posted, m adapters.Messag
 // whose thread the scheduled run then uses.
 func (a *Adapter) OpenThread(ctx context.Context, channel string, m adapters.Message) (adapters.ThreadRef, error) {
 	parts := a.compose(m, uploadNone)
-	var ts string
-	err := a.call(ctx, "chat.postMessage", channel, func(ctx context.Context) error {
-		var err error
-		_, ts, err = a.api.PostMessageContext(ctx, channel, parts[0].options()...)
-		return err
-	})
+	ts, err := a.postMessage(ctx, channel, parts[0].options()...)
 	if err != nil {
 		return adapters.ThreadRef{}, fmt.Errorf("slack open thread: %w", err)
 	}

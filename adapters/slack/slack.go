@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -50,22 +49,34 @@ type Config struct {
 	// Streaming uses chat.startStream/appendStream/stopStream for Claude's
 	// text when the workspace allows it (it is tried once, then remembered).
 	Streaming bool
+	// HTTP mode limits (see ConfigureServer): reading a request's headers
+	// (default 10 s), reading its body (default 10 s), the body's size
+	// (default 1 MiB).
+	HTTPHeaderTimeout, HTTPBodyTimeout time.Duration
+	HTTPMaxBody                        int64
 	// RateScale multiplies the per-method budgets (tests with a faster fake).
-	RateScale  float64
-	HTTPClient *http.Client
-	Logger     *slog.Logger
-	Now        func() time.Time
+	RateScale float64
+	// FileOrigins are where the bot token may be sent for a file's
+	// url_private: scheme://host[:port], exactly (default
+	// https://files.slack.com; tests: the fake's URL).
+	FileOrigins []string
+	HTTPClient  *http.Client
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
 
 // Adapter is the Slack adapter. Create it with New, then Run it.
 type Adapter struct {
-	cfg  Config
-	log  *slog.Logger
-	api  *slack.Client
-	lim  *limiter
-	now  func() time.Time
-	hc   *http.Client
-	edit *editor
+	cfg Config
+	log *slog.Logger
+	api *slack.Client
+	lim *limiter
+	now func() time.Time
+	hc  *http.Client
+	// fileHC downloads files: it follows no redirect off FileOrigins.
+	fileHC  *http.Client
+	origins map[string]bool // FileOrigins, as parsed
+	edit    *editor
 
 	mu        sync.Mutex
 	botUserID string
@@ -84,6 +95,8 @@ type Adapter struct {
 	prompts map[string]promptLoc
 
 	streamOK int32 // 0 unknown, 1 works, -1 refused
+
+	replays replayGuard // signed HTTP requests already handled
 
 	editStop context.CancelFunc
 	editDone chan struct{}
@@ -109,6 +122,13 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}
 	}
+	if len(cfg.FileOrigins) == 0 {
+		cfg.FileOrigins = []string{slackFileOrigin}
+	}
+	origins, err := parseOrigins(cfg.FileOrigins)
+	if err != nil {
+		return nil, err
+	}
 	opts := []slack.Option{slack.OptionHTTPClient(cfg.HTTPClient)}
 	if cfg.APIURL != "" {
 		u := cfg.APIURL
@@ -127,6 +147,8 @@ func New(cfg Config) (*Adapter, error) {
 		lim:     newLimiter(cfg.RateScale, cfg.Now),
 		now:     cfg.Now,
 		hc:      cfg.HTTPClient,
+		fileHC:  fileClient(cfg.HTTPClient, origins),
+		origins: origins,
 		msgs:    make(map[string]*posted),
 		asker:   make(map[string]string),
 		prompts: make(map[string]promptLoc),
@@ -310,9 +332,9 @@ func (a *Adapter) onEventsAPI(ctx context.Context, ev slackevents.EventsAPIEvent
 		Mentioned: mentioned,
 		At:        a.now(),
 	}
-	if len(files) > 0 {
-		out.Files = a.download(ctx, files)
-	}
+	// Only described here: the bot fetches them once it has checked the
+	// sender (see files.go).
+	out.Files = a.attachments(files)
 	a.msgMu.Lock()
 	a.asker[channel+"|"+root] = user
 	a.msgMu.Unlock()
@@ -324,40 +346,6 @@ func stripMention(text, botUser string) string {
 	text = strings.ReplaceAll(text, "<@"+botUser+">", "")
 	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
 	return strings.TrimSpace(text)
-}
-
-// maxFileBytes bounds one downloaded attachment.
-const maxFileBytes = 20 << 20
-
-func (a *Adapter) download(ctx context.Context, files []slack.File) []adapters.File {
-	var out []adapters.File
-	for _, f := range files {
-		url := f.URLPrivateDownload
-		if url == "" {
-			url = f.URLPrivate
-		}
-		if url == "" || f.Size > maxFileBytes {
-			continue
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			continue
-		}
-		req.Header.Set("Authorization", "Bearer "+a.cfg.BotToken)
-		resp, err := a.hc.Do(req)
-		if err != nil {
-			a.log.Warn("slack: download file", "file", f.Name, "err", err)
-			continue
-		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxFileBytes+1))
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK || len(data) > maxFileBytes {
-			a.log.Warn("slack: download file", "file", f.Name, "status", resp.StatusCode, "err", err)
-			continue
-		}
-		out = append(out, adapters.File{Name: f.Name, MimeType: f.Mimetype, Data: data})
-	}
-	return out
 }
 
 // onInteraction turns a click into an event.
@@ -412,12 +400,7 @@ func (a *Adapter) onSlash(ctx context.Context, cmd slack.SlashCommand) {
 		text = "help"
 	}
 	root := fmt.Sprintf("<@%s> asked: %s", cmd.UserID, slackmd.Text(text))
-	var ts string
-	err := a.call(ctx, "chat.postMessage", cmd.ChannelID, func(ctx context.Context) error {
-		var err error
-		_, ts, err = a.api.PostMessageContext(ctx, cmd.ChannelID, slack.MsgOptionText(root, false))
-		return err
-	})
+	ts, err := a.postMessage(ctx, cmd.ChannelID, slack.MsgOptionText(root, false))
 	if err != nil {
 		a.log.Warn("slack: slash command: post root message", "err", err)
 		return

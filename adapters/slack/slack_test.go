@@ -15,6 +15,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -54,6 +55,7 @@ func newHarness(t testing.TB, script fakeanthropic.Script, fo fakeslack.Options,
 	h.st = st
 	home := t.TempDir()
 	bc := bot.Config{
+		Runner:    testrunner.Runner(t, home),
 		ClaudeBin: bin,
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
 			"ANTHROPIC_BASE_URL=" + h.api.URL, "ANTHROPIC_API_KEY=sk-test",

@@ -23,10 +23,18 @@ type solo struct {
 	events []adapters.Event
 }
 
-func newSolo(t *testing.T) *solo {
+func newSolo(t *testing.T) *solo { return newSoloWith(t, fakeslack.Options{}, nil) }
+
+// newSoloWith is newSolo on a fake with options fo; mod adjusts the
+// adapter's configuration.
+func newSoloWith(t *testing.T, fo fakeslack.Options, mod func(*slack.Config)) *solo {
 	t.Helper()
-	s := &solo{t: t, fs: fakeslack.Start(t, fakeslack.Options{})}
-	ad, err := slack.New(slack.Config{BotToken: s.fs.Opts.BotToken, AppToken: s.fs.Opts.AppToken, APIURL: s.fs.URL + "/api/", EditInterval: 50 * time.Millisecond})
+	s := &solo{t: t, fs: fakeslack.Start(t, fo)}
+	cfg := slack.Config{BotToken: s.fs.Opts.BotToken, AppToken: s.fs.Opts.AppToken, APIURL: s.fs.URL + "/api/", EditInterval: 50 * time.Millisecond}
+	if mod != nil {
+		mod(&cfg)
+	}
+	ad, err := slack.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +51,7 @@ func newSolo(t *testing.T) *solo {
 		})
 	}()
 	t.Cleanup(func() { cancel(); <-done; ad.Close() })
-	if !s.fs.WaitConnections(1, wait) {
+	if cfg.AppToken != "" && !s.fs.WaitConnections(1, wait) {
 		t.Fatal("the adapter did not connect")
 	}
 	return s

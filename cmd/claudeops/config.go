@@ -14,8 +14,9 @@ import (
 )
 
 // config is the process-wide configuration. Names are the contract of
-// DESIGN.md ("Configuration"); secrets are unset from the environment after
-// parsing so that nothing started later can inherit them.
+// DESIGN.md ("Configuration"). Secrets are the fields tagged "unset"; each
+// has a <NAME>_FILE twin in SecretFiles, and none stays in the process's
+// environment (secrets.go).
 type config struct {
 	SlackBotToken      string        `env:"SLACK_BOT_TOKEN,unset"`
 	SlackAppToken      string        `env:"SLACK_APP_TOKEN,unset"`
@@ -29,18 +30,22 @@ type config struct {
 	MatrixDeviceID     string        `env:"MATRIX_DEVICE_ID"`
 	MatrixPassword     string        `env:"MATRIX_PASSWORD,unset"`
 	MatrixEditInterval time.Duration `env:"CLAUDEOPS_MATRIX_EDIT_INTERVAL" envDefault:"1500ms"`
-	DB                 string        `env:"CLAUDEOPS_DB" envDefault:"./claudeops.db"`
-	ClaudeBin          string        `env:"CLAUDEOPS_CLAUDE_BIN" envDefault:"claude"`
-	ClaudeEnv          []string      `env:"CLAUDEOPS_CLAUDE_ENV"`
-	Workdir            string        `env:"CLAUDEOPS_WORKDIR" envDefault:"."`
-	HTTPAddr           string        `env:"CLAUDEOPS_HTTP_ADDR"`
-	AllowedUsers       []string      `env:"CLAUDEOPS_ALLOWED_USERS"`
-	Admins             []string      `env:"CLAUDEOPS_ADMINS"`
-	MaxSessions        int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
-	IdleTimeout        time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
-	ApprovalTimeout    time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
-	MaxLineBytes       int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
-	LogLevel           string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+	// StateDir holds the bot's own files (state.go): set, or derived when
+	// DB is not set; "" after loading when nothing lives there.
+	StateDir string `env:"CLAUDEOPS_STATE_DIR"`
+	// DB defaults to claudeops.db in StateDir.
+	DB              string        `env:"CLAUDEOPS_DB"`
+	ClaudeBin       string        `env:"CLAUDEOPS_CLAUDE_BIN" envDefault:"claude"`
+	ClaudeEnv       []string      `env:"CLAUDEOPS_CLAUDE_ENV"`
+	Workdir         string        `env:"CLAUDEOPS_WORKDIR" envDefault:"."`
+	HTTPAddr        string        `env:"CLAUDEOPS_HTTP_ADDR"`
+	AllowedUsers    []string      `env:"CLAUDEOPS_ALLOWED_USERS"`
+	Admins          []string      `env:"CLAUDEOPS_ADMINS"`
+	MaxSessions     int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
+	IdleTimeout     time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
+	ApprovalTimeout time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
+	MaxLineBytes    int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
+	LogLevel        string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
 	// Per-user quotas (admins exempt); 0 means no cap.
 	MaxThreadsPerUser   int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
 	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
@@ -48,6 +53,8 @@ type config struct {
 	Scheduler scheduler.Config
 	// Runner holds the CLAUDEOPS_RUNNER* settings.
 	Runner runnerConfig
+	// SecretFiles holds what the <NAME>_FILE variables' files contain.
+	SecretFiles secretFiles
 	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
 	// that act as someone other than the operator.
 	ConsoleTestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
@@ -84,6 +91,9 @@ func loadConfig(environ []string) (config, error) {
 		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
 	}
 	bad = append(bad, c.Runner.validate()...)
+	c.Runner.noteSecretFiles(m)
+	bad = append(bad, c.readSecretFiles(m)...)
+	bad = append(bad, c.placeState(m)...)
 	if len(bad) > 0 {
 		return c, errors.New(strings.Join(bad, "; "))
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -24,7 +25,7 @@ import (
 // test binary re-executed), so that it can be killed with SIGKILL.
 func TestMain(m *testing.M) {
 	if os.Getenv("CLAUDEOPS_TEST_RUN_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(start())
 	}
 	os.Exit(m.Run())
 }
@@ -144,7 +145,8 @@ func processesWithEnv(kv string) []int {
 			continue
 		}
 		for _, v := range strings.Split(string(b), "\x00") {
-			if v == kv {
+			// A sandboxed claude's HOME is a channel's, under kv's.
+			if v == kv || strings.HasPrefix(v, kv+"/") {
 				pids = append(pids, pid)
 				break
 			}
@@ -180,6 +182,7 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
 		"CLAUDEOPS_LOG_LEVEL=debug",
 	}
+	env = append(env, testrunner.Env(t, home)...)
 
 	b := startBotProc(t, env)
 	b.say("remember pineapple")
@@ -257,6 +260,7 @@ func TestSIGTERMShutsDownInOrder(t *testing.T) {
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
 		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
 	}
+	env = append(env, testrunner.Env(t, home)...)
 	b := startBotProc(t, env)
 	b.say("make a file")
 	id := b.expect(`^\[main\] \? approval (\w+): Bash`)[1]

@@ -21,7 +21,19 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(start())
+}
+
+// start is the process's entry, main's and the tests' re-executed binary's:
+// it keeps the secrets out of the process's environment (secrets.go), then
+// runs.
+func start() int {
+	environ, err := takeSecrets()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "claudeops: %v\n", err)
+		return 1
+	}
+	return run(os.Args[1:], environ, os.Stdin, os.Stdout, os.Stderr)
 }
 
 // run is main without the process globals, so tests can call it.
@@ -75,6 +87,9 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // checkCLI applies the version policy at start: a missing CLI exits 72, one
 // older than supported exits 78, a newer one warns and continues.
 func checkCLI(ctx context.Context, cfg config, log *slog.Logger) (int, bool) {
+	if cfg.Runner.Kind == "docker" {
+		return 0, true // the CLI is the image's: the docker runner checks it there
+	}
 	info, err := claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
 	switch {
 	case errors.Is(err, claudeproc.ErrNotFound):

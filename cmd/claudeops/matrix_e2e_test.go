@@ -18,6 +18,7 @@ import (
 	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -33,22 +34,38 @@ func TestMatrixFromEnvironment(t *testing.T) {
 	api := fakeanthropic.Start(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("heard: " + req.LastUserText())}}
 	})
-	db := filepath.Join(t.TempDir(), "claudeops.db")
+	// The state directory an earlier run left wide, and a recovery-key file
+	// someone made readable to all: the bot makes both private again.
+	state := t.TempDir()
+	if err := os.Chmod(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(state, "claudeops.db")
+	recoveryKey := filepath.Join(state, "claudeops.matrix-recovery-key")
+	if err := os.WriteFile(recoveryKey, []byte("stale"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(recoveryKey, 0o666); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8",
 		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + t.TempDir(),
 		"CLAUDEOPS_ALLOWED_USERS=@a*:" + srv.ServerName,
 		"MATRIX_HOMESERVER=" + srv.URL, "MATRIX_USER_ID=" + botUser.ID.String(), "MATRIX_PASSWORD=" + botUser.Password,
 		"CLAUDEOPS_TEST_RUN_MAIN=1",
 	}
+	env = append(env, testrunner.Env(t, t.TempDir())...)
 	start := func() *exec.Cmd {
 		cmd := exec.Command(os.Args[0])
 		cmd.Env = env
 		cmd.Stdin = nil
 		cmd.Stderr = &testLog{t: t}
-		if err := cmd.Start(); err != nil {
+		var err error
+		withUmask(0, func() { err = cmd.Start() }) // nothing may rely on the umask
+		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
@@ -100,6 +117,20 @@ func TestMatrixFromEnvironment(t *testing.T) {
 	}
 	root := alice.SendText(room, "first words", botUser.ID, "")
 	reply(room, root, "heard: first words")
+	// While it runs, every file of its state, the SQLite side files of both
+	// databases included, is the bot's user's alone.
+	crypto := strings.TrimSuffix(db, ".db") + ".matrix-crypto.db"
+	private := []string{db, db + "-wal", db + "-shm"}
+	if matrixadapter.EncryptionSupported() {
+		private = append(private, crypto, crypto+"-wal", crypto+"-shm", recoveryKey)
+	}
+	for _, f := range private {
+		wantMode(t, f, 0o600)
+	}
+	wantMode(t, state, 0o700)
+	if k, err := os.ReadFile(recoveryKey); matrixadapter.EncryptionSupported() && (err != nil || string(k) == "stale") {
+		t.Errorf("the recovery key was not written: %q %v", k, err)
+	}
 	stop(cmd)
 	first := device()
 	if first == string(botUser.DeviceID) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -12,17 +13,28 @@ func matrixFiles(cfg config) (cryptoDB, recoveryKey string) {
 	return base + ".matrix-crypto.db", base + ".matrix-recovery-key"
 }
 
-// ownFiles are the files of the bot's own state, absolute: no rule, grant
-// or mode lets a tool call touch them (approvals.Protected).
+// ownFiles are the bot's own files and its state directory, absolute, each
+// also with its symlinks resolved when that differs: no rule, grant or
+// mode lets a tool call touch them (approvals.Protected), and no channel's
+// working directory may hold them (the cwd command).
 func ownFiles(cfg config) []string {
 	crypto, key := matrixFiles(cfg)
 	var out []string
+	if cfg.StateDir != "" {
+		out = append(out, absPath(cfg.StateDir))
+	}
 	for _, f := range []string{cfg.DB, crypto} {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 			out = append(out, absPath(f+suffix))
 		}
 	}
-	return append(out, absPath(key))
+	out = append(out, absPath(key))
+	for _, p := range out {
+		if r, err := realPath(p); err == nil && r != p && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func absPath(p string) string {

@@ -44,6 +44,15 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		}
 	}
 
+	if err := prepareStateDir(cfg.StateDir); err != nil {
+		log.Error("state directory", "path", cfg.StateDir, "err", err)
+		return 1
+	}
+	if old := leftBehind(cfg); old != "" {
+		log.Warn("a database at the old default place is not used: the bot's state now lives in its state directory; "+
+			"move the file (with its -wal, -shm and .matrix-* files) there, or set CLAUDEOPS_DB outside the working directory",
+			"old", old, "db", cfg.DB)
+	}
 	st, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		log.Error("open database", "path", cfg.DB, "err", err)
@@ -239,6 +248,9 @@ func serveHTTP(ctx context.Context, addr string, sl *slackadapter.Adapter, b *bo
 		return nil, err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if sl != nil {
+		sl.ConfigureServer(srv) // slow or idle clients are cut off
+	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http server", "err", err)

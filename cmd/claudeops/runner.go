@@ -1,7 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
 )
@@ -10,22 +15,92 @@ import (
 // (CLAUDEOPS_RUNNER) and how.
 type runnerConfig struct {
 	Kind string `env:"CLAUDEOPS_RUNNER" envDefault:"local"`
+	// Sandbox holds the CLAUDEOPS_SANDBOX_* settings.
+	Sandbox sandboxConfig
+	// Docker holds the docker runner's CLAUDEOPS_RUNNER_* settings.
+	Docker dockerConfig
+	// secretFiles are the files named by the <NAME>_FILE variables (set by
+	// noteSecretFiles): the sandbox hides them.
+	secretFiles []string
+}
+
+// sandboxConfig is the bubblewrap runner's (claudeproc.Sandbox).
+type sandboxConfig struct {
+	Bwrap string `env:"CLAUDEOPS_SANDBOX_BWRAP" envDefault:"bwrap"`
+	// Homes holds a home per channel; default: sandbox-homes in the state
+	// directory, else beside the database.
+	Homes string `env:"CLAUDEOPS_SANDBOX_HOMES"`
+	// Hide are more paths sessions must not see (an EnvironmentFile with
+	// secrets, ~/.ssh), besides the bot's state and secret files.
+	Hide []string `env:"CLAUDEOPS_SANDBOX_HIDE"`
 }
 
 // validate lists what is wrong, all at once.
 func (r runnerConfig) validate() []string {
 	switch r.Kind {
-	case "local":
+	case "local", "sandbox":
 		return nil
+	case "docker":
+		_, bad := r.Docker.runnerConfig("")
+		return bad
 	}
-	return []string{fmt.Sprintf("CLAUDEOPS_RUNNER must be local, got %q", r.Kind)}
+	return []string{fmt.Sprintf("CLAUDEOPS_RUNNER must be local, sandbox or docker, got %q", r.Kind)}
 }
 
-// buildRunner makes the configured runner.
+// noteSecretFiles records the files the secrets were read from (m is the
+// raw environment).
+func (r *runnerConfig) noteSecretFiles(m map[string]string) {
+	for _, name := range secretNames() {
+		if f := m[name]; strings.HasSuffix(name, fileSuffix) && f != "" {
+			r.secretFiles = append(r.secretFiles, absPath(f))
+		}
+	}
+}
+
+// buildRunner makes the configured runner, and checks that sessions can
+// run in it before the bot takes any message.
 func buildRunner(cfg config) (claudeproc.Runner, error) {
 	switch cfg.Runner.Kind {
 	case "local":
 		return claudeproc.Local{}, nil
+	case "sandbox":
+		sb := sandbox(cfg)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := sb.Check(ctx, cfg.Workdir); err != nil {
+			return nil, fmt.Errorf("sandbox runner: %w", err)
+		}
+		return sb, nil
+	case "docker":
+		r, err := dockerRunner(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 	return nil, fmt.Errorf("unknown runner %q", cfg.Runner.Kind)
+}
+
+// sandbox is the bubblewrap runner of cfg. It hides the bot's state (the
+// state directory as a whole when in use, else each file of it), the
+// secrets' files, the bot user's own Claude Code credentials, and what
+// CLAUDEOPS_SANDBOX_HIDE names.
+func sandbox(cfg config) claudeproc.Sandbox {
+	sc := cfg.Runner.Sandbox
+	homes := sc.Homes
+	switch {
+	case homes != "":
+	case cfg.StateDir != "":
+		homes = filepath.Join(cfg.StateDir, "sandbox-homes")
+	default:
+		homes = strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB)) + ".sandbox-homes"
+	}
+	hide := append(ownFiles(cfg), cfg.Runner.secretFiles...)
+	if home, err := os.UserHomeDir(); err == nil {
+		hide = append(hide, filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"))
+	}
+	for _, p := range sc.Hide {
+		hide = append(hide, absPath(p))
+	}
+	return claudeproc.Sandbox{Bwrap: sc.Bwrap, HomeBase: absPath(homes), Hide: hide}
 }

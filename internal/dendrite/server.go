@@ -120,7 +120,9 @@ func binDir(t testing.TB) string {
 // federation, no stats, no identity servers, one SQLite file per component
 // (SQLite cannot share one between them). Registration is closed except
 // through the shared secret, and rate limiting is off so tests never see 429
-// from the client API; bcrypt cost 4 keeps logins fast. No logging hooks:
+// from the client API; bcrypt cost 4 keeps logins fast. Uploads may be up
+// to 256 MiB (Dendrite's default is 10 MiB): tests send files far over the
+// bot's 20 MiB limit. No logging hooks:
 // Dendrite always logs at info level to its stdout, which Start sends to
 // dendrite.log in the data directory.
 func (s *Server) config(keyPath string) string {
@@ -142,7 +144,7 @@ client_api:
   rate_limiting: {enabled: false}
 federation_api: {database: %s, key_perspectives: []}
 key_server: {database: %s}
-media_api: {database: %s, base_path: %q}
+media_api: {database: %s, base_path: %q, max_file_size_bytes: 268435456}
 mscs: {database: %s}
 relay_api: {database: %s}
 room_server: {database: %s}

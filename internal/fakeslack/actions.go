@@ -61,7 +61,59 @@ func (s *Server) DMReply(user, threadTS, text string) (channel, ts string) {
 	return ch.ID, s.postAsUserLocked(user, ch, root.ts, text).ts
 }
 
-func (s *Server) postAsUserLocked(user string, ch *channelState, threadTS, typed string) *msg {
+// SharedFile is a file a person attaches to a message (ShareFile).
+type SharedFile struct {
+	Name, Mimetype string
+	Content        []byte
+	// URL, when set, is the file's url_private and url_private_download in
+	// the events instead of the fake's own: a delivery naming another host.
+	URL string
+}
+
+// ShareFile posts a message with a file, at top level (threadTS "") or in
+// the thread of threadTS, with the events Post and Reply deliver: message
+// (subtype file_share) and, when the text mentions the bot, app_mention,
+// both carrying the file. The fake serves it at its url_private to the bot
+// token; FileDownloads records every request for it.
+func (s *Server) ShareFile(user, channel, threadTS, text string, f SharedFile) (ts string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.ensureChannelLocked(channel)
+	if threadTS != "" {
+		root := ch.threadRoot(threadTS)
+		if root == nil {
+			s.t.Errorf("fakeslack: ShareFile: no message %s in %s", threadTS, channel)
+			return ""
+		}
+		threadTS = root.ts
+	}
+	fs := &fileState{
+		File: File{ID: "F0" + randID("", 9), Name: f.Name, Title: f.Name, Size: len(f.Content),
+			Content: append([]byte(nil), f.Content...), Channel: ch.ID, ThreadTS: threadTS},
+		user: user, uploaded: true, created: time.Now().Unix(), mimetype: f.Mimetype, url: f.URL,
+	}
+	s.files[fs.ID] = fs
+	m := s.postAsUserLocked(user, ch, threadTS, text, fs)
+	fs.MessageTS = m.ts
+	return m.ts
+}
+
+// FileDownload is one request for a file the fake hosts.
+type FileDownload struct {
+	FileID string
+	// Authorized: the request carried the bot token.
+	Authorized bool
+}
+
+// FileDownloads are the requests made so far for hosted files (url_private
+// and url_private_download), in order.
+func (s *Server) FileDownloads() []FileDownload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]FileDownload(nil), s.downloads...)
+}
+
+func (s *Server) postAsUserLocked(user string, ch *channelState, threadTS, typed string, files ...*fileState) *msg {
 	s.ensureUserLocked(user)
 	if ch.Type != "im" {
 		ch.addMember(user)
@@ -69,6 +121,10 @@ func (s *Server) postAsUserLocked(user string, ch *channelState, threadTS, typed
 	m := &msg{
 		channel: ch.ID, ts: s.newTS(), user: user,
 		text: escapeUserText(typed), blocks: richTextBlocks(typed), clientMsgID: newUUID(),
+		files: files,
+	}
+	if len(files) > 0 {
+		m.subtype = "file_share"
 	}
 	if threadTS != "" {
 		root := ch.get(threadTS)
@@ -104,6 +160,16 @@ func (s *Server) userEventLocked(ch *channelState, m *msg, typ string) map[strin
 	}
 	if m.editedTS != "" {
 		ev["edited"] = map[string]any{"user": m.editedBy, "ts": m.editedTS}
+	}
+	if len(m.files) > 0 {
+		var files []map[string]any
+		for _, f := range m.files {
+			files = append(files, s.wireFile(f))
+		}
+		ev["files"], ev["upload"], ev["display_as_bot"] = files, true, false
+		if typ == "message" {
+			ev["subtype"] = "file_share"
+		}
 	}
 	return ev
 }
@@ -542,6 +608,7 @@ func (s *Server) respondLocked(ru *responseURL, body map[string]any) (*msg, stri
 			orig.editedBy, orig.editedTS = s.Opts.BotUserID, s.newTS()
 			s.echoChangedLocked(ch, orig, prev)
 		}
+		s.wroteLocked("response_url", orig)
 		return orig, ""
 	}
 	m := s.botMsgLocked(ch)
@@ -554,6 +621,7 @@ func (s *Server) respondLocked(ru *responseURL, body map[string]any) (*msg, stri
 		s.threadLocked(ch, m, threadTS)
 		ch.add(m)
 		s.echoNewLocked(ch, m)
+		s.wroteLocked("response_url", m)
 		return m, ""
 	}
 	m.ephemeralUser = ru.user
@@ -561,5 +629,6 @@ func (s *Server) respondLocked(ru *responseURL, body map[string]any) (*msg, stri
 		m.threadTS = root.ts
 	}
 	ch.ephemerals = append(ch.ephemerals, m)
+	s.wroteLocked("response_url", m)
 	return m, ""
 }

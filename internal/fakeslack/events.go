@@ -106,12 +106,20 @@ func (s *Server) wireFile(f *fileState) map[string]any {
 		ext = f.Name[i+1:]
 	}
 	priv := s.URL + "/files-pri/" + s.Opts.TeamID + "-" + f.ID + "/" + f.Name
+	download := priv + "?download=1"
+	if f.url != "" {
+		priv, download = f.url, f.url
+	}
+	mime := f.mimetype
+	if mime == "" {
+		mime = "text/plain"
+	}
 	return map[string]any{
 		"id": f.ID, "created": f.created, "timestamp": f.created, "name": f.Name, "title": f.Title,
-		"mimetype": "text/plain", "filetype": ext, "pretty_type": strings.ToUpper(ext), "user": f.user,
+		"mimetype": mime, "filetype": ext, "pretty_type": strings.ToUpper(ext), "user": f.user,
 		"user_team": s.Opts.TeamID, "editable": false, "size": len(f.Content), "mode": "hosted",
 		"is_external": false, "external_type": "", "is_public": true, "public_url_shared": false,
-		"url_private": priv, "url_private_download": priv + "?download=1",
+		"url_private": priv, "url_private_download": download,
 		"permalink": "https://" + s.Opts.TeamDomain + ".slack.com/files/" + f.user + "/" + f.ID + "/" + f.Name,
 	}
 }

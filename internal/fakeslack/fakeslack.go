@@ -13,7 +13,12 @@
 // EditMessage, DeleteMessage, React, Click, Select, Check, Slash. Inspect what
 // they see with Thread, Messages, Ephemerals, Status and what the app did with
 // Calls, Envelopes and Violations (payloads Slack would reject, calls made
-// inside a Retry-After window, late or missing acks, ...).
+// inside a Retry-After window, late or missing acks, posts with link
+// previews on, ...). Message.LiveMentions is what a message shows that
+// Slack would turn into a mention or a notification (a stream's pieces
+// concatenated); Options.ForbidMentions makes any of it a Violation the
+// moment a bot write leaves it. ReplayHTTP sends a captured signed
+// delivery again, byte for byte.
 //
 // Everything a test needs is on *Server; the server shuts down at the test's
 // cleanup. Methods are safe for concurrent use.
@@ -46,6 +51,9 @@
 //     "[ERROR] … [json-pointer:…]" form but their wording is ours.
 //   - Without Options.Streaming the stream methods answer feature_not_enabled.
 //   - chat.update without blocks keeps the old blocks (SLACK.md §7.6).
+//   - A bot's chat.postMessage without unfurl_links=false and
+//     unfurl_media=false is a Violation (link previews of whatever URL the
+//     text holds); the other posting methods do not take these arguments.
 //   - Bot echoes: a started stream echoes as a message, a stopped one as
 //     message_changed; the bot's own reactions produce no events.
 //   - HTTP-mode event retries are immediate (Slack waits 1 and 5 minutes).
@@ -125,6 +133,15 @@ type Options struct {
 	EventsURL, InteractivityURL, CommandsURL string
 	HTTPTimeout                              time.Duration // default 3s
 
+	// ForbidMentions makes live mention syntax (<!here>, <!channel>,
+	// <!everyone>, <@U…>, <#C…>, <!subteam^…>, bare @here/@channel/
+	// @everyone) in anything a bot write leaves a message showing a
+	// Violation: checked after every post, update, ephemeral and stream
+	// call on the message's whole content (a stream's pieces concatenated),
+	// so a mention assembled from pieces is caught the moment it is whole.
+	// For tests whose bot output comes from the model.
+	ForbidMentions bool
+
 	// Verbose logs every Web API call and socket frame with t.Logf.
 	Verbose bool
 }
@@ -187,6 +204,7 @@ type Server struct {
 	channels  map[string]*channelState
 	chanOrder []string
 	files     map[string]*fileState
+	downloads []FileDownload
 	statuses  map[string]*statusState
 	responses map[string]*responseURL
 
@@ -204,6 +222,7 @@ type Server struct {
 	envelopes []*envelope
 	envByID   map[string]*envelope
 	states    map[string]map[string]map[string]any // channel/ts/user → block_id → action_id → state
+	lastHTTP  map[string]signedReq                 // by envelope type, for ReplayHTTP
 }
 
 // Start serves a fake workspace on 127.0.0.1:0 until t's cleanup. The
@@ -237,6 +256,7 @@ func Start(t testing.TB, opts Options) *Server {
 		tickets:   map[string]time.Time{},
 		envByID:   map[string]*envelope{},
 		states:    map[string]map[string]map[string]any{},
+		lastHTTP:  map[string]signedReq{},
 	}
 	s.addUserLocked(User{ID: opts.BotUserID, Name: opts.BotName, RealName: opts.BotName, IsBot: true})
 	s.addUserLocked(User{ID: "U0ALICE001", Name: "alice", RealName: "Alice Example", Email: "alice@example.com"})

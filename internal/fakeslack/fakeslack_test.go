@@ -29,6 +29,9 @@ const (
 	general = "C0GENERAL1"
 )
 
+// noUnfurl turns link and media previews off, as every bot post must.
+var noUnfurl = slack.MsgOptionCompose(slack.MsgOptionDisableLinkUnfurl(), slack.MsgOptionDisableMediaUnfurl())
+
 func newAPI(srv *Server) *slack.Client {
 	return slack.New(srv.Opts.BotToken, slack.OptionAPIURL(srv.URL+"/api/"), slack.OptionAppLevelToken(srv.Opts.AppToken))
 }
@@ -145,7 +148,7 @@ func TestPostUpdateThreadRoundTrip(t *testing.T) {
 	}
 
 	parent := srv.Post(alice, general, "<@U0FAKEBOT1> run the tests & report")
-	ch, ts, msg, err := api.PostMessageWithResponseContext(ctx, general, slack.MsgOptionTS(parent), slack.MsgOptionText("Running tests…", false))
+	ch, ts, msg, err := api.PostMessageWithResponseContext(ctx, general, noUnfurl, slack.MsgOptionTS(parent), slack.MsgOptionText("Running tests…", false))
 	if err != nil || ch != general || ts == "" {
 		t.Fatalf("postMessage: %s %s %v", ch, ts, err)
 	}
@@ -153,7 +156,7 @@ func TestPostUpdateThreadRoundTrip(t *testing.T) {
 		t.Errorf("returned message = %+v", msg.Msg)
 	}
 	// A reply's ts as thread_ts lands in the parent's thread.
-	_, ts2, m2, err := api.PostMessageWithResponseContext(ctx, general, slack.MsgOptionTS(ts), slack.MsgOptionText("second", false))
+	_, ts2, m2, err := api.PostMessageWithResponseContext(ctx, general, noUnfurl, slack.MsgOptionTS(ts), slack.MsgOptionText("second", false))
 	if err != nil || m2.ThreadTimestamp != parent {
 		t.Fatalf("reply to reply: thread_ts %q, err %v", m2.ThreadTimestamp, err)
 	}
@@ -196,7 +199,7 @@ func TestPostUpdateThreadRoundTrip(t *testing.T) {
 	if err := srv.DeleteMessage(alice, general, parent); err != nil {
 		t.Fatal(err)
 	}
-	_, _, m3, err := api.PostMessageWithResponseContext(ctx, general, slack.MsgOptionTS(parent), slack.MsgOptionText("late", false))
+	_, _, m3, err := api.PostMessageWithResponseContext(ctx, general, noUnfurl, slack.MsgOptionTS(parent), slack.MsgOptionText("late", false))
 	if err != nil || m3.ThreadTimestamp != "" {
 		t.Fatalf("reply to deleted parent: thread_ts %q err %v", m3.ThreadTimestamp, err)
 	}
@@ -269,7 +272,7 @@ func TestMentionYieldsMessageAndAppMention(t *testing.T) {
 	// The bot's own post comes back as a message with bot_id; edits and
 	// deletes as message_changed / message_deleted.
 	api := newAPI(srv)
-	_, botTS, err := api.PostMessage(general, slack.MsgOptionTS(ts), slack.MsgOptionText("Running tests…", false))
+	_, botTS, err := api.PostMessage(general, noUnfurl, slack.MsgOptionTS(ts), slack.MsgOptionText("Running tests…", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +463,7 @@ func TestStrictRateLimit(t *testing.T) {
 	t.Parallel()
 	srv := Start(t, Options{Strict: true, NoBotEcho: true})
 	api := newAPI(srv)
-	_, ts, err := api.PostMessage(general, slack.MsgOptionText("x", false))
+	_, ts, err := api.PostMessage(general, noUnfurl, slack.MsgOptionText("x", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,18 +498,18 @@ func TestStrictRateLimit(t *testing.T) {
 	srv2.AddChannel(Channel{ID: "C0OTHER001", Name: "other"})
 	var limited bool
 	for i := 0; i < 10 && !limited; i++ {
-		_, _, err := api2.PostMessage(general, slack.MsgOptionText("x", false))
+		_, _, err := api2.PostMessage(general, noUnfurl, slack.MsgOptionText("x", false))
 		limited = errors.As(err, &rl)
 	}
 	if !limited {
 		t.Fatal("chat.postMessage not limited per channel")
 	}
-	if _, _, err := api2.PostMessage("C0OTHER001", slack.MsgOptionText("x", false)); err != nil {
+	if _, _, err := api2.PostMessage("C0OTHER001", noUnfurl, slack.MsgOptionText("x", false)); err != nil {
 		t.Errorf("other channel: %v", err)
 	}
 	// Honouring Retry-After: fine again, no violation.
 	time.Sleep(rl.RetryAfter)
-	if _, _, err := api2.PostMessage(general, slack.MsgOptionText("x", false)); err != nil {
+	if _, _, err := api2.PostMessage(general, noUnfurl, slack.MsgOptionText("x", false)); err != nil {
 		t.Errorf("after Retry-After: %v", err)
 	}
 	noViolations(t, srv2)
@@ -517,10 +520,10 @@ func TestFaults(t *testing.T) {
 	srv := Start(t, Options{NoBotEcho: true})
 	api := newAPI(srv)
 	srv.FailNext("chat.postMessage", "message_limit_exceeded")
-	_, _, err := api.PostMessage(general, slack.MsgOptionText("x", false))
+	_, _, err := api.PostMessage(general, noUnfurl, slack.MsgOptionText("x", false))
 	slackErr(t, err, "message_limit_exceeded")
 	srv.Fail("chat.postMessage", Fault{RetryAfter: 7})
-	_, _, err = api.PostMessage(general, slack.MsgOptionText("x", false))
+	_, _, err = api.PostMessage(general, noUnfurl, slack.MsgOptionText("x", false))
 	var rl *slack.RateLimitedError
 	if !errors.As(err, &rl) || rl.RetryAfter != 7*time.Second {
 		t.Fatalf("want 429 Retry-After 7, got %v", err)
@@ -531,7 +534,7 @@ func TestFaults(t *testing.T) {
 	if !errors.As(err, &sce) || sce.Code != 500 {
 		t.Fatalf("want StatusCodeError 500, got %v", err)
 	}
-	if _, _, err := api.PostMessage(general, slack.MsgOptionText("x", false)); err != nil {
+	if _, _, err := api.PostMessage(general, noUnfurl, slack.MsgOptionText("x", false)); err != nil {
 		t.Fatal(err)
 	}
 	if v := srv.Violations(); len(v) != 1 {
@@ -606,7 +609,7 @@ func TestValidation(t *testing.T) {
 	}
 	wantViolations := 0
 	for _, c := range cases {
-		_, _, err := api.PostMessage(general, c.opts...)
+		_, _, err := api.PostMessage(general, append([]slack.MsgOption{noUnfurl}, c.opts...)...)
 		if c.code == "" {
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)
@@ -629,7 +632,7 @@ func TestValidation(t *testing.T) {
 
 	// Text: postMessage truncates past 40,000 (a violation); update and
 	// postEphemeral answer msg_too_long past 4,000.
-	_, ts, err := api.PostMessage(general, slack.MsgOptionText(strings.Repeat("t", 40001), false))
+	_, ts, err := api.PostMessage(general, noUnfurl, slack.MsgOptionText(strings.Repeat("t", 40001), false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -644,7 +647,7 @@ func TestValidation(t *testing.T) {
 		t.Errorf("%d violations, want %d: %v", got, wantViolations+3, srv.Violations())
 	}
 	// A raw blocks argument that is not an array.
-	_, _, err = api.PostMessage(general, slack.UnsafeMsgOptionEndpoint(srv.URL+"/api/chat.postMessage", func(v url.Values) { v.Set("blocks", `{"type":"divider"}`) }))
+	_, _, err = api.PostMessage(general, noUnfurl, slack.UnsafeMsgOptionEndpoint(srv.URL+"/api/chat.postMessage", func(v url.Values) { v.Set("blocks", `{"type":"divider"}`) }))
 	slackErr(t, err, "invalid_blocks_format")
 }
 
@@ -659,7 +662,7 @@ func TestClickSelectCheck(t *testing.T) {
 	s.next(nil) // the message event
 	allow := slack.NewButtonBlockElement("perm_allow", "toolu_01ABC", plain("Approve")).WithStyle(slack.StylePrimary)
 	deny := slack.NewButtonBlockElement("perm_deny", "toolu_01ABC", plain("Deny")).WithStyle(slack.StyleDanger)
-	_, ts, err := api.PostMessage(general, slack.MsgOptionTS(parent), slack.MsgOptionText("Claude wants to run Bash: ls -la", false),
+	_, ts, err := api.PostMessage(general, noUnfurl, slack.MsgOptionTS(parent), slack.MsgOptionText("Claude wants to run Bash: ls -la", false),
 		slack.MsgOptionBlocks(
 			slack.NewSectionBlock(slack.NewTextBlockObject("mrkdwn", "*Bash* wants to run `ls -la`", false, false), nil, nil, slack.SectionBlockOptionBlockID("perm-text")),
 			slack.NewActionBlock("perm:toolu_01ABC", allow, deny),
@@ -696,7 +699,7 @@ func TestClickSelectCheck(t *testing.T) {
 	}
 
 	// Replace the message through the response_url; the buttons are gone.
-	if _, _, err := api.PostMessage(general, slack.MsgOptionReplaceOriginal(cb.ResponseURL), slack.MsgOptionText("Approved by <@U0ALICE001>", false)); err != nil {
+	if _, _, err := api.PostMessage(general, noUnfurl, slack.MsgOptionReplaceOriginal(cb.ResponseURL), slack.MsgOptionText("Approved by <@U0ALICE001>", false)); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := srv.Message(general, ts); m.Text != "Approved by <@U0ALICE001>" || len(m.ActionIDs()) != 0 {
@@ -707,7 +710,7 @@ func TestClickSelectCheck(t *testing.T) {
 	}
 
 	// A question: static_select and checkboxes, then a submit button.
-	_, qts, err := api.PostMessage(general, slack.MsgOptionTS(parent), slack.MsgOptionText("Which runner?", false),
+	_, qts, err := api.PostMessage(general, noUnfurl, slack.MsgOptionTS(parent), slack.MsgOptionText("Which runner?", false),
 		slack.MsgOptionBlocks(
 			slack.NewSectionBlock(slack.NewTextBlockObject("mrkdwn", "Which test runner?", false, false), nil,
 				slack.NewAccessory(slack.NewOptionsSelectBlockElement("static_select", plain("Choose one"), "question_1",
@@ -769,7 +772,7 @@ func TestClickSelectCheck(t *testing.T) {
 	if !cb.Container.IsEphemeral || cb.Message.Timestamp != "" {
 		t.Errorf("ephemeral click = %+v", cb)
 	}
-	if _, _, err := api.PostMessage(general, slack.MsgOptionDeleteOriginal(cb.ResponseURL)); err != nil {
+	if _, _, err := api.PostMessage(general, noUnfurl, slack.MsgOptionDeleteOriginal(cb.ResponseURL)); err != nil {
 		t.Fatal(err)
 	}
 	if e := srv.Ephemerals(general, alice); len(e) != 0 {
@@ -786,7 +789,7 @@ func TestInteractiveNotAckedIsAViolation(t *testing.T) {
 	srv := Start(t, Options{AckTimeout: 100 * time.Millisecond, NoBotEcho: true})
 	api := newAPI(srv)
 	s := runSocket(t, api, false)
-	_, ts, err := api.PostMessage(general, slack.MsgOptionText("q", false), slack.MsgOptionBlocks(
+	_, ts, err := api.PostMessage(general, noUnfurl, slack.MsgOptionText("q", false), slack.MsgOptionBlocks(
 		slack.NewActionBlock("a", slack.NewButtonBlockElement("ok", "1", slack.NewTextBlockObject("plain_text", "OK", false, false)))))
 	if err != nil {
 		t.Fatal(err)
@@ -1086,7 +1089,7 @@ func TestFilesReactionsStatusAndLookups(t *testing.T) {
 	if st := srv.Status(general, parent); st != "is thinking…" {
 		t.Errorf("status = %q", st)
 	}
-	if _, _, err := api.PostMessage(general, slack.MsgOptionTS(parent), slack.MsgOptionText("answer", false)); err != nil {
+	if _, _, err := api.PostMessage(general, noUnfurl, slack.MsgOptionTS(parent), slack.MsgOptionText("answer", false)); err != nil {
 		t.Fatal(err)
 	}
 	if st := srv.Status(general, parent); st != "" {
@@ -1108,10 +1111,10 @@ func TestFilesReactionsStatusAndLookups(t *testing.T) {
 	if err != nil || !c.IsIM || c.User != bob {
 		t.Errorf("conversations.info(im) = %+v %v", c, err)
 	}
-	_, _, err = api.PostMessage("C0NOPE0001", slack.MsgOptionText("x", false))
+	_, _, err = api.PostMessage("C0NOPE0001", noUnfurl, slack.MsgOptionText("x", false))
 	slackErr(t, err, "channel_not_found")
 	srv.AddChannel(Channel{ID: "C0PRIV0001", Name: "private", NotMember: true})
-	_, _, err = api.PostMessage("C0PRIV0001", slack.MsgOptionText("x", false))
+	_, _, err = api.PostMessage("C0PRIV0001", noUnfurl, slack.MsgOptionText("x", false))
 	slackErr(t, err, "not_in_channel")
 	noViolations(t, srv)
 
@@ -1172,7 +1175,7 @@ func TestSocketmodeHandlerDispatch(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	ts := srv.Post(alice, general, "<@U0FAKEBOT1> hi")
-	_, bts, err := api.PostMessage(general, slack.MsgOptionTS(ts), slack.MsgOptionText("approve?", false), slack.MsgOptionBlocks(
+	_, bts, err := api.PostMessage(general, noUnfurl, slack.MsgOptionTS(ts), slack.MsgOptionText("approve?", false), slack.MsgOptionBlocks(
 		slack.NewActionBlock("perm:1", slack.NewButtonBlockElement("perm_allow", "toolu_1", slack.NewTextBlockObject("plain_text", "Approve", false, false)))))
 	if err != nil {
 		t.Fatal(err)

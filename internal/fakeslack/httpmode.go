@@ -102,10 +102,37 @@ func (s *Server) SendHTTP(targetURL, envelopeType string, payload []byte, opts .
 	for _, opt := range opts {
 		opt(o)
 	}
-	return s.postSigned(s.ctx, targetURL, body, ct, o)
+	return s.postSigned(s.ctx, envelopeType, targetURL, body, ct, o)
 }
 
-func (s *Server) postSigned(ctx context.Context, target string, body []byte, ct string, o *httpReq) (*http.Response, error) {
+// signedReq is an HTTP delivery as sent, kept for ReplayHTTP.
+type signedReq struct {
+	target string
+	header http.Header
+	body   []byte
+}
+
+// ReplayHTTP sends the last HTTP delivery of envelopeType ("events_api",
+// "interactive", "slash_commands") again, byte for byte: same body, same
+// X-Slack-Request-Timestamp and X-Slack-Signature. It is what someone who
+// captured a request (a proxy log, a leaky load balancer) can do within
+// the 5 minutes the signature stays fresh. The caller closes the body.
+func (s *Server) ReplayHTTP(envelopeType string) (*http.Response, error) {
+	s.mu.Lock()
+	r, ok := s.lastHTTP[envelopeType]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("fakeslack: no HTTP delivery of %s to replay", envelopeType)
+	}
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, r.target, bytes.NewReader(r.body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = r.header.Clone()
+	return s.client.Do(req)
+}
+
+func (s *Server) postSigned(ctx context.Context, envelopeType, target string, body []byte, ct string, o *httpReq) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -128,6 +155,9 @@ func (s *Server) postSigned(ctx context.Context, target string, body []byte, ct 
 	for k, v := range o.headers {
 		req.Header[k] = v
 	}
+	s.mu.Lock()
+	s.lastHTTP[envelopeType] = signedReq{target: target, header: req.Header.Clone(), body: append([]byte(nil), body...)}
+	s.mu.Unlock()
 	return s.client.Do(req)
 }
 
@@ -186,7 +216,7 @@ func (s *Server) httpDeliver(e *envelope, target string) {
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, s.Opts.HTTPTimeout)
 		start := time.Now()
-		resp, err := s.postSigned(ctx, target, body, ct, o)
+		resp, err := s.postSigned(ctx, e.Type, target, body, ct, o)
 		var answer []byte
 		status := 0
 		if err == nil {

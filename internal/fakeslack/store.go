@@ -102,6 +102,7 @@ type fileState struct {
 	uploaded bool
 	created  int64
 	mimetype string
+	url      string // replaces url_private(_download) in events (SharedFile.URL)
 }
 
 type statusState struct {

@@ -38,6 +38,20 @@ func (p params) boolean(k string) bool {
 	return s == "true" || s == "1"
 }
 
+// isFalse: the argument is present and false ("false" or "0" in a form,
+// false in a JSON body).
+func (p params) isFalse(k string) bool {
+	v, ok := p[k]
+	if !ok {
+		return false
+	}
+	if b, ok := v.(bool); ok {
+		return !b
+	}
+	s := strings.ToLower(p.str(k))
+	return s == "false" || s == "0"
+}
+
 // jsonArg decodes a JSON argument: a JSON-encoded string (form) or an
 // already decoded value (JSON body).
 func (p params) jsonArg(k string) (any, error) {
@@ -464,6 +478,7 @@ func (s *Server) threadLocked(ch *channelState, m *msg, threadTS string) {
 }
 
 func (s *Server) apiPostMessage(p params) result {
+	s.noUnfurlLocked("chat.postMessage", p)
 	ch, code := s.postChannelLocked(p.str("channel"))
 	if code != "" {
 		return errRes(code)
@@ -481,6 +496,7 @@ func (s *Server) apiPostMessage(p params) result {
 	}
 	ch.add(m)
 	s.echoNewLocked(ch, m)
+	s.wroteLocked("chat.postMessage", m)
 	return okRes(map[string]any{"channel": ch.ID, "ts": m.ts, "message": s.wireLocked(ch, m)})
 }
 
@@ -544,6 +560,7 @@ func (s *Server) apiUpdate(p params) result {
 		m.editedBy, m.editedTS = s.Opts.BotUserID, s.newTS()
 	}
 	s.echoChangedLocked(ch, m, prev)
+	s.wroteLocked("chat.update", m)
 	return okRes(map[string]any{"channel": ch.ID, "ts": m.ts, "text": m.text, "message": s.wireLocked(ch, m)})
 }
 
@@ -583,6 +600,7 @@ func (s *Server) apiPostEphemeral(p params) result {
 		}
 	}
 	ch.ephemerals = append(ch.ephemerals, m)
+	s.wroteLocked("chat.postEphemeral", m)
 	return okRes(map[string]any{"message_ts": m.ts})
 }
 
@@ -677,6 +695,7 @@ func (s *Server) apiStartStream(p params) result {
 	s.threadLocked(ch, m, p.str("thread_ts"))
 	ch.add(m)
 	s.echoNewLocked(ch, m)
+	s.wroteLocked("chat.startStream", m)
 	return okRes(map[string]any{"channel": ch.ID, "ts": m.ts})
 }
 
@@ -718,6 +737,7 @@ func (s *Server) apiAppendStream(p params) result {
 	if r := s.streamChunksLocked(m, p); r != nil {
 		return *r
 	}
+	s.wroteLocked("chat.appendStream", m)
 	return okRes(map[string]any{"channel": ch.ID, "ts": m.ts})
 }
 
@@ -757,6 +777,7 @@ func (s *Server) apiStopStream(p params) result {
 	}
 	m.streaming, m.streamEnd = false, "stopped"
 	s.echoChangedLocked(ch, m, prev)
+	s.wroteLocked("chat.stopStream", m)
 	return okRes(map[string]any{"channel": ch.ID, "ts": m.ts, "message": s.wireLocked(ch, m)})
 }
 
@@ -1222,9 +1243,12 @@ func (s *Server) handleFileDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	authed := r.Header.Get("Authorization") == "Bearer "+s.Opts.BotToken
 	var content []byte
+	dl := FileDownload{Authorized: authed}
 	if f != nil {
 		content = append(content, f.Content...)
+		dl.FileID = f.ID
 	}
+	s.downloads = append(s.downloads, dl)
 	s.mu.Unlock()
 	if f == nil || !authed {
 		http.Error(w, "file not found or not authorized", http.StatusForbidden)

@@ -55,3 +55,36 @@ func RepoRoot() string {
 		dir = parent
 	}
 }
+
+// Runner names the runner the real-CLI tests start claude with, from
+// CLAUDEOPS_TEST_RUNNER: "local" (the default: a child process) or
+// "sandbox" (bubblewrap); scripts/test runs a subset of the tests under
+// each. A test about one runner sets its own and ignores this.
+func Runner(t testing.TB) string {
+	t.Helper()
+	switch r := os.Getenv("CLAUDEOPS_TEST_RUNNER"); r {
+	case "", "local":
+		return "local"
+	case "sandbox":
+		return r
+	default:
+		t.Fatalf("CLAUDEOPS_TEST_RUNNER=%q: want local or sandbox", r)
+		return ""
+	}
+}
+
+// Bwrap returns the path of bubblewrap, for tests of the sandbox runner.
+// When it is missing the test is skipped, unless CLAUDEOPS_REQUIRE_BWRAP=1
+// (set by scripts/test, which installs it), where it fails.
+func Bwrap(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("bwrap")
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CLAUDEOPS_REQUIRE_BWRAP") == "1" {
+		t.Fatal("bubblewrap (bwrap) is not installed: run scripts/test")
+	}
+	t.Skip("bubblewrap (bwrap) is not installed (scripts/test installs it)")
+	return ""
+}

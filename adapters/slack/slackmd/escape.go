@@ -63,6 +63,39 @@ func Neutralize(md string) string {
 	return b.String()
 }
 
+// Settled returns the longest start of md whose neutralisation cannot
+// change however md goes on, for text that arrives in pieces (a stream):
+// Neutralize(Settled(md)) is a start of Neutralize(md+more) for every
+// more, and Settled(md) is a start of Settled(md+more). What it holds back
+// is a trailing "@" followed by the start of a broadcast word ("@", "@he",
+// "@chan": it may yet become "@here", "@channel") and a trailing "<" (it
+// may yet open "<!here>"). Sending Neutralize(Settled(text)) piece by
+// piece therefore adds up to exactly what Neutralize(text) gives, however
+// the text was cut; the held-back tail goes out once the text is final.
+func Settled(md string) string {
+	cut := len(md)
+	if strings.HasSuffix(md, "<") {
+		cut = len(md) - 1
+	}
+	for i := max(0, len(md)-len("everyone")); i < len(md); i++ { // the longest word
+		if md[i] == '@' && startsBroadcast(md[i+1:]) {
+			return md[:min(cut, i)]
+		}
+	}
+	return md[:cut]
+}
+
+// startsBroadcast reports whether s is a proper start (ASCII
+// case-insensitively, possibly empty) of one of broadcastWords.
+func startsBroadcast(s string) bool {
+	for _, w := range broadcastWords {
+		if len(s) < len(w) && strings.EqualFold(s, w[:len(s)]) {
+			return true
+		}
+	}
+	return false
+}
+
 // neutralizeBroadcasts inserts U+200B after the "@" of bare broadcast
 // mentions. It does not touch angle brackets.
 func neutralizeBroadcasts(s string) string {

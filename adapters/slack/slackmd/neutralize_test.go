@@ -83,3 +83,105 @@ func FuzzToMrkdwn(f *testing.F) {
 		assertNoLiveSyntax(t, ToMrkdwn(in))
 	})
 }
+
+// mentionForms are every form of Slack mention syntax a model could write.
+var mentionForms = []string{
+	"<!here>", "<!here|here>", "<!channel>", "<!channel|channel>", "<!everyone>", "<!everyone|everyone>",
+	"<@U0BOB00001>", "<@U0BOB00001|bob>", "<#C0GENERAL1>", "<#C0GENERAL1|general>",
+	"<!subteam^S0OPS|@ops>", "@here", "@channel", "@everyone", "@HERE", "@Channel",
+}
+
+// streamOut is what a stream shows after text arrived in pieces: each
+// piece sends Neutralize(Settled(text so far)) minus what was sent, the
+// last one the rest of Neutralize(text).
+func streamOut(t *testing.T, pieces []string) string {
+	t.Helper()
+	var text, sent string
+	for i, p := range pieces {
+		text += p
+		target := Settled(text)
+		if i == len(pieces)-1 {
+			target = text
+		}
+		out := Neutralize(target)
+		if !strings.HasPrefix(out, sent) {
+			t.Fatalf("pieces %q: %q does not extend what was sent, %q", pieces, out, sent)
+		}
+		sent = out
+	}
+	return sent
+}
+
+// TestSettledStream: a mention cut across two or three pieces at every
+// byte never shows live once the pieces are put together, and the result
+// is exactly Neutralize of the whole text.
+func TestSettledStream(t *testing.T) {
+	for _, form := range mentionForms {
+		text := "before " + form + " after"
+		for i := 0; i <= len(text); i++ {
+			for j := i; j <= len(text); j++ {
+				got := streamOut(t, []string{text[:i], text[i:j], text[j:]})
+				if got != Neutralize(text) {
+					t.Fatalf("cut at %d, %d: %q, want %q", i, j, got, Neutralize(text))
+				}
+				if live := liveIn(got); live != "" {
+					t.Fatalf("cut at %d, %d: live %q in %q", i, j, live, got)
+				}
+			}
+		}
+	}
+}
+
+func liveIn(s string) string {
+	for _, bad := range []string{"<!", "<@", "<#"} {
+		if strings.Contains(s, bad) {
+			return bad
+		}
+	}
+	return broadcast.FindString(s)
+}
+
+func TestSettled(t *testing.T) {
+	for in, want := range map[string]string{
+		"":             "",
+		"a":            "a",
+		"a <":          "a ",
+		"a @":          "a ",
+		"a @he":        "a ",
+		"a @HeR":       "a ",
+		"a @here":      "a @here",
+		"a @her!":      "a @her!",
+		"a @everyon":   "a ",
+		"a @@":         "a @",
+		"a @alice":     "a @alice",
+		"mail x@chan":  "mail x",
+		"<!he":         "<!he",
+		"é@":           "é",
+		"a <@":         "a <",
+		"@here and @c": "@here and ",
+	} {
+		if got := Settled(in); got != want {
+			t.Errorf("Settled(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzSettled: for any text and any continuation, the neutralised settled
+// start is a start of the neutralised whole, and settling is monotonic.
+func FuzzSettled(f *testing.F) {
+	for _, s := range []string{"a @he", "re", "<", "!here>", "@@", "ch", "x<@", "U1>"} {
+		f.Add(s, s)
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		s := Settled(a)
+		if !strings.HasPrefix(a, s) {
+			t.Fatalf("Settled(%q) = %q is not a start of it", a, s)
+		}
+		if !strings.HasPrefix(Neutralize(a+b), Neutralize(s)) {
+			t.Fatalf("Neutralize(Settled(%q)) = %q is not a start of Neutralize(%q) = %q", a, Neutralize(s), a+b, Neutralize(a+b))
+		}
+		if !strings.HasPrefix(Settled(a+b), s) {
+			t.Fatalf("Settled(%q) = %q does not start with Settled(%q) = %q", a+b, Settled(a+b), a, s)
+		}
+	})
+}

@@ -1,0 +1,280 @@
+package claudeproc
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Sandbox runs the CLI inside bubblewrap (bwrap): its own PID, IPC and UTS
+// namespaces, so no process of the bot is visible; the whole file system
+// read-only but for the session's working directory and a home of the
+// channel's own; the paths in Hide absent; a private /tmp. It is a Local
+// runner with bwrap in front, so the bot still holds the process group:
+// signals reach bwrap, and bwrap's death (or the bot's: --die-with-parent)
+// ends every process in the sandbox, since they all live in its PID
+// namespace.
+//
+// Not isolated: the network (the CLI must reach the model API), the uid
+// (the sandbox runs as the bot's user, with no capabilities) and whatever
+// the rest of the file system lets that user read.
+type Sandbox struct {
+	// Bwrap is the bubblewrap program; "" is "bwrap" on PATH.
+	Bwrap string
+	// Hide are paths made absent: an empty read-only directory over a
+	// directory, an unreadable node over a file. Missing paths are skipped.
+	// A session whose directory is one of them, or inside one, is refused.
+	Hide []string
+	// HomeBase holds the homes, one per channel
+	// (HomeBase/<sha256 of Session.Channel>, created 0700), so a thread
+	// resumes with what its channel's CLI stored under ~/.claude. HomeBase
+	// itself is hidden: a session sees its own home only.
+	HomeBase string
+}
+
+// Start implements Runner.
+func (s Sandbox) Start(ctx context.Context, spec Spec) (Handle, error) {
+	home := s.home(spec.Session)
+	spec.Env = sandboxEnv(spec.Env, home)
+	h, err := Local{Wrap: func(bin string, args []string, spec Spec) (string, []string, error) {
+		return s.wrap(bin, args, spec.Dir, home)
+	}}.Start(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return sandboxHandle{h}, nil
+}
+
+// home is where the channel's home lives, outside and inside the sandbox.
+func (s Sandbox) home(sess Session) string {
+	sum := sha256.Sum256([]byte(sess.Channel))
+	return filepath.Join(s.HomeBase, hex.EncodeToString(sum[:16]))
+}
+
+// nsFlags make the sandbox's namespaces and keep it tied to the bot.
+var nsFlags = []string{
+	"--die-with-parent", // the bot's death ends the sandbox
+	"--new-session",     // no controlling terminal to push input into
+	"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+	"--cap-drop", "ALL",
+}
+
+// Check reports, before any session, whether sessions in dir can run: bwrap
+// is found and can make its namespaces here, HomeBase can be made, and dir
+// is one the sandbox may give. It runs `true` in a sandbox once.
+func (s Sandbox) Check(ctx context.Context, dir string) error {
+	bwrap, hidden, err := s.prepare()
+	if err != nil {
+		return err
+	}
+	if _, err := sessionDir(dir, hidden); err != nil {
+		return err
+	}
+	args := append(slices.Clone(nsFlags), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
+	if out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("bubblewrap cannot make a sandbox here: %w: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// prepare finds bwrap, makes HomeBase (it must exist to be hidden) and
+// resolves the paths to hide.
+func (s Sandbox) prepare() (bwrap string, hidden []hiddenPath, err error) {
+	if bwrap, err = exec.LookPath(cmp.Or(s.Bwrap, "bwrap")); err != nil {
+		return "", nil, fmt.Errorf("find bubblewrap: %w", err)
+	}
+	if s.HomeBase == "" || !filepath.IsAbs(s.HomeBase) {
+		return "", nil, fmt.Errorf("the sandbox's home base must be an absolute path, got %q", s.HomeBase)
+	}
+	if err := os.MkdirAll(s.HomeBase, 0o700); err != nil {
+		return "", nil, fmt.Errorf("make sandbox homes: %w", err)
+	}
+	hidden, err = resolveAll(append([]string{s.HomeBase}, s.Hide...))
+	return bwrap, hidden, err
+}
+
+// wrap checks the session may run here, makes its home, and returns the
+// bwrap command line that runs bin with args inside the sandbox.
+func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []string, error) {
+	bwrap, hidden, err := s.prepare()
+	if err != nil {
+		return "", nil, err
+	}
+	if dir, err = sessionDir(dir, hidden); err != nil {
+		return "", nil, err
+	}
+	if realBin, err := filepath.EvalSymlinks(bin); err == nil && insideAny(realBin, hidden) != "" {
+		return "", nil, fmt.Errorf("the claude CLI %s is inside a hidden path", bin)
+	}
+	if err := makeHome(home); err != nil {
+		return "", nil, err
+	}
+	out := append(slices.Clone(nsFlags),
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--bind", dir, dir,
+	)
+	// Hidden paths come after the working directory, so one inside it is
+	// hidden too; the home after them, as it lives in a hidden HomeBase.
+	var readOnly []string
+	for _, h := range hidden {
+		if h.dir {
+			out = append(out, "--tmpfs", h.path)
+			readOnly = append(readOnly, "--remount-ro", h.path)
+		} else {
+			out = append(out, "--ro-bind", os.DevNull, h.path)
+		}
+	}
+	out = append(out, "--bind", home, home)
+	out = append(out, readOnly...) // last: the home's mount point is made first
+	out = append(out, "--chdir", dir, "--", bin)
+	return bwrap, append(out, args...), nil
+}
+
+// hiddenPath is a path to hide, resolved, and whether it is a directory.
+type hiddenPath struct {
+	path string
+	dir  bool
+}
+
+// resolveAll resolves symlinks (the mount must cover what the path names)
+// and drops paths that do not exist, and those inside another (hidden with
+// it: a mount point there would show its name).
+func resolveAll(paths []string) ([]hiddenPath, error) {
+	var all []hiddenPath
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("hidden path %q is not absolute", p)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resolve hidden path %s: %w", p, err)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Errorf("hidden path %s: %w", p, err)
+		}
+		all = append(all, hiddenPath{path: real, dir: fi.IsDir()})
+	}
+	var out []hiddenPath
+	for i, h := range all {
+		if !coveredBy(h.path, all, i) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// coveredBy reports whether p lies in another path of hidden, or equals an
+// earlier one (hidden[i] itself aside).
+func coveredBy(p string, hidden []hiddenPath, i int) bool {
+	for j, h := range hidden {
+		switch {
+		case j == i:
+		case p == h.path:
+			if j < i {
+				return true
+			}
+		case isInside(p, h.path):
+			return true
+		}
+	}
+	return false
+}
+
+// sessionDir resolves the working directory and refuses one the sandbox
+// cannot give: the root (all of it writable) or one inside a hidden path
+// (binding it would show what is hidden).
+func sessionDir(dir string, hidden []hiddenPath) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("working directory %q: %w", dir, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	if real == "/" {
+		return "", errors.New("refusing / as a sandboxed session's working directory")
+	}
+	if h := insideAny(real, hidden); h != "" {
+		return "", fmt.Errorf("refusing working directory %s: it is inside %s, which sessions may not see", dir, h)
+	}
+	return real, nil
+}
+
+// insideAny returns the hidden path p equals or lies in, "" if none.
+func insideAny(p string, hidden []hiddenPath) string {
+	for _, h := range hidden {
+		if p == h.path || isInside(p, h.path) {
+			return h.path
+		}
+	}
+	return ""
+}
+
+// isInside reports whether clean path p lies strictly below dir.
+func isInside(p, dir string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// makeHome creates the channel's home, 0700, and checks it is a directory
+// of its own (not a link somewhere else).
+func makeHome(home string) error {
+	if err := os.Mkdir(home, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("make sandbox home: %w", err)
+	}
+	fi, err := os.Lstat(home)
+	if err != nil {
+		return fmt.Errorf("sandbox home: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("sandbox home %s is not a directory", home)
+	}
+	return nil
+}
+
+// sandboxEnv points HOME at the channel's home. TMPDIR and
+// CLAUDE_CONFIG_DIR named places outside, read-only in the sandbox: the
+// CLI uses /tmp and the home instead.
+func sandboxEnv(env []string, home string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "HOME", "TMPDIR", "CLAUDE_CONFIG_DIR":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "HOME="+home)
+}
+
+// sandboxHandle is bwrap's process; the CLI is its child in the sandbox.
+type sandboxHandle struct{ Handle }
+
+func (h sandboxHandle) Name() string { return "sandbox " + h.Handle.Name() }
+
+// Pid is bwrap's process id (and its group's): signalling the group ends
+// the sandbox.
+func (h sandboxHandle) Pid() int {
+	if l, ok := h.Handle.(interface{ Pid() int }); ok {
+		return l.Pid()
+	}
+	return 0
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	units "github.com/docker/go-units"
+
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/claudeproc/docker"
+)
+
+// dockerConfig is the docker runner's (claudeproc/docker): a container per
+// session from CLAUDEOPS_RUNNER_IMAGE.
+type dockerConfig struct {
+	Image   string  `env:"CLAUDEOPS_RUNNER_IMAGE"`
+	Network string  `env:"CLAUDEOPS_RUNNER_NETWORK" envDefault:"bridge"`
+	Memory  string  `env:"CLAUDEOPS_RUNNER_MEMORY" envDefault:"2g"`
+	CPUs    float64 `env:"CLAUDEOPS_RUNNER_CPUS" envDefault:"2"`
+	Pids    int64   `env:"CLAUDEOPS_RUNNER_PIDS" envDefault:"512"`
+	// User is uid:gid; empty: the bot's own.
+	User string `env:"CLAUDEOPS_RUNNER_USER"`
+}
+
+// runnerConfig returns the runner's configuration for a bot whose state is
+// at statePath (it names the instance), and what is wrong with it.
+func (d dockerConfig) runnerConfig(statePath string) (docker.Config, []string) {
+	var bad []string
+	mem, err := units.RAMInBytes(d.Memory)
+	if err != nil {
+		bad = append(bad, fmt.Sprintf("CLAUDEOPS_RUNNER_MEMORY %q: want a size such as 2g or 512m", d.Memory))
+	}
+	sum := sha256.Sum256([]byte(statePath))
+	c := docker.Config{
+		Image: d.Image, Network: d.Network, Memory: mem, CPUs: d.CPUs, Pids: d.Pids, User: d.User,
+		// Bots sharing an engine keep apart by their state's place.
+		Instance: hex.EncodeToString(sum[:6]),
+	}
+	for _, msg := range c.Check() {
+		// Complaints start with the field's name: say the variable's.
+		field, rest, _ := strings.Cut(msg, " ")
+		if field != "instance" {
+			msg = "CLAUDEOPS_RUNNER_" + strings.ToUpper(field) + " " + rest
+		}
+		bad = append(bad, msg)
+	}
+	return c, bad
+}
+
+// dockerRunner makes the docker runner and checks the engine and the image
+// before the bot takes any message; containers a crashed run left behind
+// are removed.
+func dockerRunner(cfg config) (*docker.Runner, error) {
+	state := cfg.DB
+	if cfg.StateDir != "" {
+		state = cfg.StateDir
+	}
+	dc, bad := cfg.Runner.Docker.runnerConfig(absPath(state))
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("docker runner: %s", strings.Join(bad, "; "))
+	}
+	dc.Logger = slog.Default()
+	r, err := docker.New(dc)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := r.Prepare(ctx); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("docker runner: %w", err)
+	}
+	if err := checkImageCLI(ctx, r, cmp.Or(cfg.ClaudeBin, "claude")); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("docker runner: %w", err)
+	}
+	return r, nil
+}
+
+// checkImageCLI applies the version policy of checkCLI to the image's CLI:
+// missing or too old stops the bot, newer than tested warns.
+func checkImageCLI(ctx context.Context, r *docker.Runner, bin string) error {
+	raw, err := r.CLIVersion(ctx, bin)
+	if err != nil {
+		return fmt.Errorf("%w (CLAUDEOPS_CLAUDE_BIN names the CLI in the image)", err)
+	}
+	v, err := claudeproc.ParseVersion(raw)
+	if err != nil {
+		slog.Warn("claude CLI in the image: cannot read its version; continuing degraded", "printed", raw, "err", err)
+		return nil
+	}
+	switch claudeproc.Classify(v) {
+	case claudeproc.CompatIncompatible:
+		return fmt.Errorf("claude CLI %s in the image is older than the minimum supported %s", v, claudeproc.MinVersion)
+	case claudeproc.CompatDegraded:
+		slog.Warn("claude CLI in the image is newer than the tested one; it may have protocol changes", "version", v.String(), "tested", claudeproc.TestedVersion.String())
+	default:
+		slog.Info("claude CLI in the image", "version", v.String(), "tested", claudeproc.TestedVersion.String())
+	}
+	return nil
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// placeState derives the state directory and the database from the raw
+// environment m, and lists what is wrong: a state directory that cannot be
+// placed, or any of the bot's state inside the sessions' default working
+// directory (where claude, and whatever the model writes, works).
+//
+// The state directory is CLAUDEOPS_STATE_DIR, else $XDG_STATE_HOME/claudeops,
+// else ~/.local/state/claudeops; it is in use when set, or when CLAUDEOPS_DB
+// is not set (the database defaults to claudeops.db there). The Matrix
+// crypto store and recovery key live beside the database (matrixFiles).
+func (c *config) placeState(m map[string]string) []string {
+	switch {
+	case c.StateDir != "":
+		c.StateDir = absPath(c.StateDir)
+	case c.DB == "":
+		dir, err := defaultStateDir(m)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		c.StateDir = dir
+	}
+	if c.StateDir == "/" {
+		return []string{"CLAUDEOPS_STATE_DIR must be a directory of the bot's own, not /"}
+	}
+	if c.DB == "" {
+		c.DB = filepath.Join(c.StateDir, "claudeops.db")
+	}
+	return c.stateApart()
+}
+
+// defaultStateDir follows the XDG base directory spec: $XDG_STATE_HOME when
+// it is absolute (the spec says to ignore a relative one), else
+// $HOME/.local/state.
+func defaultStateDir(m map[string]string) (string, error) {
+	if x := m["XDG_STATE_HOME"]; filepath.IsAbs(x) {
+		return filepath.Join(x, "claudeops"), nil
+	}
+	home := m["HOME"]
+	if home == "" {
+		// Tests pass an environment of their own; the process has one HOME.
+		home, _ = os.UserHomeDir()
+	}
+	if !filepath.IsAbs(home) {
+		return "", errors.New("cannot place the bot's state: set CLAUDEOPS_STATE_DIR (or HOME, or CLAUDEOPS_DB)")
+	}
+	return filepath.Join(home, ".local", "state", "claudeops"), nil
+}
+
+// statePaths are the bot's state: the state directory when in use, the
+// database, the Matrix crypto store and the recovery-key file.
+func statePaths(c config) []string {
+	crypto, key := matrixFiles(c)
+	var out []string
+	if c.StateDir != "" {
+		out = append(out, c.StateDir)
+	}
+	return append(out, absPath(c.DB), absPath(crypto), absPath(key))
+}
+
+// stateApart lists a conflict when the sessions' working directory holds
+// any of the bot's state, or lies inside it; paths are compared with their
+// symlinks resolved.
+func (c *config) stateApart() []string {
+	work, err := realPath(c.Workdir)
+	if err != nil {
+		return []string{fmt.Sprintf("CLAUDEOPS_WORKDIR %s: %v", c.Workdir, err)}
+	}
+	var bad, clash []string
+	for _, p := range statePaths(*c) {
+		rp, err := realPath(p)
+		switch {
+		case err != nil:
+			bad = append(bad, fmt.Sprintf("the bot's state %s: %v", p, err))
+		case within(rp, work) || within(work, rp):
+			clash = append(clash, rp)
+		}
+	}
+	if len(clash) > 0 {
+		bad = append(bad, fmt.Sprintf("the sessions' working directory CLAUDEOPS_WORKDIR (%s) and the bot's state (%s) overlap: "+
+			"a session could read or change the bot's database and keys; "+
+			"set CLAUDEOPS_STATE_DIR (or CLAUDEOPS_DB) outside the working directory, or CLAUDEOPS_WORKDIR elsewhere",
+			work, strings.Join(clash, ", ")))
+	}
+	return bad
+}
+
+// realPath is p made absolute with its symlinks resolved as far as it
+// exists; the part that does not exist yet is appended as written (Abs has
+// cleaned it: no "..", no "."). A part that exists but cannot be resolved
+// (a dangling link, no permission) is an error: what it points to is not
+// known.
+func realPath(p string) (string, error) {
+	dir, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for {
+		r, err := filepath.EvalSymlinks(dir)
+		if err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if _, lerr := os.Lstat(dir); lerr == nil || !errors.Is(lerr, os.ErrNotExist) {
+			return "", fmt.Errorf("resolve %s: %w", dir, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", err
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
+// within reports whether p is dir or lies inside it; both absolute and
+// clean. "/work2" is not within "/work".
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// prepareStateDir creates the state directory and makes it the bot's
+// alone (0700, whatever the umask or an earlier mode).
+func prepareStateDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the state directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("make the state directory private: %w", err)
+	}
+	return nil
+}
+
+// leftBehind names a database at the old default (./claudeops.db, before the
+// state directory) when the bot now uses the state directory's instead, so
+// that an upgrade does not silently start afresh.
+func leftBehind(cfg config) string {
+	if cfg.StateDir == "" || cfg.DB != filepath.Join(cfg.StateDir, "claudeops.db") {
+		return ""
+	}
+	old := absPath("claudeops.db")
+	if _, err := os.Stat(old); err != nil || old == absPath(cfg.DB) {
+		return ""
+	}
+	return old
+}
