@@ -23,7 +23,7 @@ type config struct {
 	SlackSigningSecret string        `env:"SLACK_SIGNING_SECRET,unset"`
 	SlackAPIURL        string        `env:"SLACK_API_URL"`
 	SlackAllowBots     bool          `env:"CLAUDEOPS_SLACK_ALLOW_BOTS"`
-	SlackStreaming     bool          `env:"CLAUDEOPS_SLACK_STREAMING" envDefault:"true"`
+	SlackStreaming     bool          `env:"CLAUDEOPS_SLACK_STREAMING" envDefault:"false"`
 	MatrixHomeserver   string        `env:"MATRIX_HOMESERVER"`
 	MatrixUserID       string        `env:"MATRIX_USER_ID"`
 	MatrixAccessToken  string        `env:"MATRIX_ACCESS_TOKEN,unset"`
