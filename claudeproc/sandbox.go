@@ -113,7 +113,11 @@ func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []st
 	if dir, err = sessionDir(dir, hidden); err != nil {
 		return "", nil, err
 	}
-	if realBin, err := filepath.EvalSymlinks(bin); err == nil && insideAny(realBin, hidden) != "" {
+	realBin, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return "", nil, fmt.Errorf("resolve the claude CLI %s: %w", bin, err)
+	}
+	if insideAny(realBin, hidden) != "" {
 		return "", nil, fmt.Errorf("the claude CLI %s is inside a hidden path", bin)
 	}
 	if err := makeHome(home); err != nil {
@@ -124,6 +128,10 @@ func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []st
 		"--dev", "/dev",
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
+		// The CLI stays visible where the private /tmp would cover it (an
+		// install under /tmp): its directory, read-only, and run by its
+		// resolved path, since a link to it may lie elsewhere.
+		"--ro-bind", filepath.Dir(realBin), filepath.Dir(realBin),
 		"--bind", dir, dir,
 	)
 	// Hidden paths come after the working directory, so one inside it is
@@ -139,7 +147,7 @@ func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []st
 	}
 	out = append(out, "--bind", home, home)
 	out = append(out, readOnly...) // last: the home's mount point is made first
-	out = append(out, "--chdir", dir, "--", bin)
+	out = append(out, "--chdir", dir, "--", realBin)
 	return bwrap, append(out, args...), nil
 }
 

@@ -348,3 +348,41 @@ func TestSandboxHomePerChannel(t *testing.T) {
 		t.Errorf("channel B resumed channel A's conversation: %s", describe(res))
 	}
 }
+
+// TestSandboxCLIUnderTmp: the sandbox's /tmp is private, so a CLI
+// installed under /tmp (a checkout there, as CI may have) would vanish from
+// inside it. Installed the npm way (a link in node_modules/.bin to the
+// package's binary) under the test's /tmp, the CLI still runs a turn.
+func TestSandboxCLIUnderTmp(t *testing.T) {
+	fx := newSandboxFixture(t)
+	c := newCLI(t, commandScript())
+	real, err := filepath.EvalSymlinks(c.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := t.TempDir()
+	if !strings.HasPrefix(install, "/tmp/") {
+		t.Skipf("the test's temporary directory %s is not under /tmp", install)
+	}
+	pkg := filepath.Join(install, "node_modules", "pkg", "bin")
+	link := filepath.Join(install, "node_modules", ".bin", "claude")
+	for _, d := range []string{pkg, filepath.Dir(link)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A hard link: the binary is hundreds of megabytes.
+	if err := os.Link(real, filepath.Join(pkg, "claude.exe")); err != nil {
+		t.Skipf("cannot link the CLI into /tmp (%v)", err)
+	}
+	if err := os.Symlink("../pkg/bin/claude.exe", link); err != nil {
+		t.Fatal(err)
+	}
+	p, r := c.start(func(o *Options) {
+		o.Bin = link
+		o.Runner, o.Session = fx.runner(), Session{Channel: "slack/T1/C9", Thread: "slack/T1/C9/1.0"}
+	})
+	if out, _ := allowTurn(t, p, r, 0, "echo ran-in-the-sandbox"); !strings.Contains(out, "ran-in-the-sandbox") {
+		t.Errorf("the turn printed %q", out)
+	}
+}
