@@ -73,15 +73,15 @@ func (a *Adapter) attachments(files []slack.File) []adapters.File {
 		}
 		out = append(out, adapters.File{
 			Name: f.Name, MimeType: f.Mimetype, Size: int64(f.Size),
-			Open: func(ctx context.Context) (io.ReadCloser, error) { return a.openFile(ctx, link) },
+			Open: func(ctx context.Context) (io.ReadCloser, error) { return a.openFile(ctx, link, f.Mimetype) },
 		})
 	}
 	return out
 }
 
 // openFile starts the download of a url_private with the bot token, which
-// is sent only to FileOrigins.
-func (a *Adapter) openFile(ctx context.Context, link string) (io.ReadCloser, error) {
+// is sent only to FileOrigins. mimeType is the file's declared type.
+func (a *Adapter) openFile(ctx context.Context, link, mimeType string) (io.ReadCloser, error) {
 	if link == "" {
 		return nil, errors.New("no download link from Slack (an external or hidden file?)")
 	}
@@ -103,5 +103,18 @@ func (a *Adapter) openFile(ctx context.Context, link string) (io.ReadCloser, err
 		resp.Body.Close()
 		return nil, fmt.Errorf("the file host answered %s", resp.Status)
 	}
+	// Without the files:read scope Slack answers 200 with its sign-in page:
+	// that page is not the file.
+	if isHTML(resp.Header.Get("Content-Type")) && !isHTML(mimeType) {
+		resp.Body.Close()
+		a.log.Warn("slack: the file host answered with a web page, not the file; does the app have the files:read scope?")
+		return nil, errors.New("Slack sent a web page instead of the file (the app may lack the files:read scope)")
+	}
 	return resp.Body, nil
+}
+
+// isHTML reports whether a media type is HTML.
+func isHTML(mediaType string) bool {
+	t, _, _ := strings.Cut(mediaType, ";")
+	return strings.EqualFold(strings.TrimSpace(t), "text/html")
 }

@@ -175,6 +175,10 @@ func TestTokenGoesOnlyToSlackFileHost(t *testing.T) {
 			http.Redirect(w, r, attacker.URL+"/stolen", http.StatusFound)
 		case "/moved":
 			http.Redirect(w, r, "/here", http.StatusFound)
+		case "/signin":
+			// Slack's answer to a token without files:read.
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = io.WriteString(w, "<!DOCTYPE html><title>Sign in | Slack</title>")
 		default:
 			_, _ = io.WriteString(w, "the file")
 		}
@@ -188,6 +192,7 @@ func TestTokenGoesOnlyToSlackFileHost(t *testing.T) {
 	}{
 		{"the file host", files.URL + "/f", []string{files.URL}, "the file"},
 		{"a redirect within the file host", files.URL + "/moved", []string{files.URL}, "the file"},
+		{"a sign-in page for a text file", files.URL + "/signin", []string{files.URL}, ""},
 		{"another host", attacker.URL + "/f", []string{files.URL}, ""},
 		{"a redirect to another host", files.URL + "/away", []string{files.URL}, ""},
 		{"user info", "http://x:y@" + host + "/f", []string{files.URL}, ""},
