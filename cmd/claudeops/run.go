@@ -64,7 +64,7 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		}
 	}()
 
-	runner, err := buildRunner(cfg)
+	runner, err := buildRunner(ctx, cfg, log)
 	if err != nil {
 		log.Error("set up the session runner", "err", err)
 		return 1

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,20 +60,20 @@ func (r *runnerConfig) noteSecretFiles(m map[string]string) {
 
 // buildRunner makes the configured runner, and checks that sessions can
 // run in it before the bot takes any message.
-func buildRunner(cfg config) (claudeproc.Runner, error) {
+func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.Runner, error) {
 	switch cfg.Runner.Kind {
 	case "local":
 		return claudeproc.Local{}, nil
 	case "sandbox":
 		sb := sandbox(cfg)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if err := sb.Check(ctx, cfg.Workdir); err != nil {
 			return nil, fmt.Errorf("sandbox runner: %w", err)
 		}
 		return sb, nil
 	case "docker":
-		r, err := dockerRunner(cfg)
+		r, err := dockerRunner(ctx, cfg, log)
 		if err != nil {
 			return nil, err
 		}

@@ -56,7 +56,7 @@ func (d dockerConfig) runnerConfig(statePath string) (docker.Config, []string) {
 // dockerRunner makes the docker runner and checks the engine and the image
 // before the bot takes any message; containers a crashed run left behind
 // are removed.
-func dockerRunner(cfg config) (*docker.Runner, error) {
+func dockerRunner(ctx context.Context, cfg config, log *slog.Logger) (*docker.Runner, error) {
 	state := cfg.DB
 	if cfg.StateDir != "" {
 		state = cfg.StateDir
@@ -65,12 +65,12 @@ func dockerRunner(cfg config) (*docker.Runner, error) {
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("docker runner: %s", strings.Join(bad, "; "))
 	}
-	dc.Logger = slog.Default()
+	dc.Logger = log
 	r, err := docker.New(dc)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := r.Prepare(ctx); err != nil {
 		r.Close()
