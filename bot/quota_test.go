@@ -310,3 +310,46 @@ func TestConsoleThreadFloodDefaults(t *testing.T) {
 	}
 	t.Logf("bot lines (not Claude's) by thread: %v", touched)
 }
+
+// Issue 12: a slot won by evicting an idle session is taken silently (no
+// "all sessions are busy", then "a session is free" 50 ms later); a thread
+// that waits on a busy session is told, and told when it goes on.
+func TestConsoleQueueNoticeOnlyWhenBusy(t *testing.T) {
+	hold, release := holdRelease(t)
+	h := newHarness(t, script(hold), func(c *Config) { c.MaxSessions = 1 })
+	const busy, free = `Claude sessions? (are|is) busy`, `A Claude session is free`
+
+	h.say("/thread a")
+	h.say("hello a")
+	h.expect(`^\[a\] claude: ok: .*hello a$`)
+	h.expect(`^\[a\] — ✓`)
+	waitFor(t, "session a idle", func() bool { return h.idleHeld("a") })
+
+	// b takes a's slot (a is idle), and a takes it back from idle b.
+	mark := len(h.out.snapshot())
+	h.say("/thread b")
+	h.say("hello b")
+	h.expect(`^\[b\] claude: ok: .*hello b$`)
+	h.expect(`^\[b\] — ✓`)
+	if h.held("a") {
+		t.Error("a still holds a slot over the cap of 1")
+	}
+	waitFor(t, "session b idle", func() bool { return h.idleHeld("b") })
+	h.say("/thread a")
+	h.say("slow a")
+	h.api.WaitRequests(3, waitTimeout)
+	waitFor(t, "a to hold the slot", func() bool { return h.held("a") && !h.held("b") })
+	h.absent(mark, busy)
+	h.absent(mark, free)
+
+	// a is in a slow turn: b has to wait, and is told.
+	h.say("/thread b")
+	h.say("hello again b")
+	h.expect(`^\[b\] \* All 1 Claude sessions are busy; this thread is waiting \(position 1 in the queue\)\.`)
+	release()
+	h.expect(`^\[b\] \* ` + free + `; going on\.$`)
+	h.expect(`^\[b\] claude: ok: .*hello again b$`)
+	if n := h.count(busy); n != 1 {
+		t.Errorf("%d busy notices, want 1", n)
+	}
+}

@@ -10,6 +10,8 @@ import (
 // lives. When all are taken, the least recently used idle holder is asked to
 // give its slot back (its process is stopped; the thread resumes later);
 // when none is idle, threads wait in a FIFO queue and are told their place.
+// A thread whose slot is on its way (an idle holder is giving one back for
+// it) is told nothing: only waiting on busy sessions is announced.
 //
 // Each holder and waiter is attributed to the user whose message made the
 // thread take (or wait for) its slot, as admit recorded it; that is what
@@ -57,6 +59,10 @@ type slotWaiter struct {
 	user    string
 	counted bool
 	ready   chan struct{}
+	// stuck is closed once no eviction in progress covers this waiter: it
+	// waits on busy sessions. pos is its place in the queue then.
+	stuck chan struct{}
+	pos   int
 }
 
 func newSlots(max int, now func() time.Time) *slots {
@@ -81,7 +87,8 @@ func (s *slots) queued() int {
 
 // acquire takes a slot for key, evicting an idle holder if the cap is
 // reached, or waiting. onQueued is called (without the lock) with the
-// thread's place in the queue when it has to wait, unless the user it is
+// thread's place in the queue when it has to wait on busy sessions (not
+// when an idle holder is giving a slot back for it), unless the user it is
 // attributed to already has a thread waiting (one notice per user, not per
 // thread). evict is how this holder is asked to give the slot back later.
 func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued func(pos int)) error {
@@ -101,42 +108,51 @@ func (s *slots) acquire(ctx context.Context, key string, evict func(), onQueued 
 		s.mu.Unlock()
 		return nil
 	}
-	w := &slotWaiter{key: key, user: in.user, counted: in.counted, ready: make(chan struct{})}
+	w := &slotWaiter{key: key, user: in.user, counted: in.counted, ready: make(chan struct{}), stuck: make(chan struct{})}
 	s.waiting = append(s.waiting, w)
-	pos := len(s.waiting)
 	if in.user != "" {
 		s.waitingBy[in.user]++
 	}
 	s.evictIdle()
 	s.mu.Unlock()
 
-	if onQueued != nil && s.claimNotice(w) {
-		onQueued(pos)
-	}
-	select {
-	case <-w.ready:
-		s.mu.Lock()
-		s.take(key, in, evict)
-		s.mu.Unlock()
-		return nil
-	case <-ctx.Done():
-		s.mu.Lock()
-		defer s.mu.Unlock()
+	stuck := w.stuck
+	for {
 		select {
 		case <-w.ready:
-			// Handed a slot as we gave up: pass it on.
-			delete(s.held, key)
-			s.grant()
-		default:
-			for i, x := range s.waiting {
-				if x == w {
-					s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
-					s.leftQueue(w)
-					break
-				}
+			s.mu.Lock()
+			s.take(key, in, evict)
+			s.mu.Unlock()
+			return nil
+		case <-stuck:
+			stuck = nil // told at most once
+			if onQueued != nil && s.claimNotice(w) {
+				onQueued(w.pos)
+			}
+		case <-ctx.Done():
+			s.giveUp(w)
+			return ctx.Err()
+		}
+	}
+}
+
+// giveUp: w stops waiting (its context ended).
+func (s *slots) giveUp(w *slotWaiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-w.ready:
+		// Handed a slot as we gave up: pass it on.
+		delete(s.held, w.key)
+		s.grant()
+	default:
+		for i, x := range s.waiting {
+			if x == w {
+				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
+				s.leftQueue(w)
+				break
 			}
 		}
-		return ctx.Err()
 	}
 }
 
@@ -178,8 +194,9 @@ func (s *slots) leftQueue(w *slotWaiter) {
 	}
 }
 
-// evictIdle asks the least recently used idle holder to give its slot back,
-// once per waiter that cannot be served. Called with the lock held.
+// evictIdle asks idle holders, least recently used first, to give their
+// slots back, one per waiter; then marks the waiters no eviction covers as
+// stuck. Called with the lock held.
 func (s *slots) evictIdle() {
 	evicting := 0
 	for _, sl := range s.held {
@@ -187,9 +204,21 @@ func (s *slots) evictIdle() {
 			evicting++
 		}
 	}
-	if len(s.waiting) <= evicting {
-		return
+	for evicting < len(s.waiting) {
+		lru := s.idleLRU()
+		if lru == nil {
+			break
+		}
+		lru.evicting = true
+		evicting++
+		go lru.evict() // the holder takes its own locks
 	}
+	s.markStuck(evicting)
+}
+
+// idleLRU is the least recently used idle holder not yet giving its slot
+// back, or nil. Called with the lock held.
+func (s *slots) idleLRU() *slot {
 	var lru *slot
 	for _, sl := range s.held {
 		if sl.busy || sl.evicting {
@@ -199,9 +228,21 @@ func (s *slots) evictIdle() {
 			lru = sl
 		}
 	}
-	if lru != nil {
-		lru.evicting = true
-		go lru.evict() // the holder takes its own locks
+	return lru
+}
+
+// markStuck: slots given back go to the queue in order, so the first
+// evicting waiters have theirs on the way; the rest wait on busy sessions
+// and are told so (once). Called with the lock held.
+func (s *slots) markStuck(evicting int) {
+	for i := evicting; i < len(s.waiting); i++ {
+		w := s.waiting[i]
+		select {
+		case <-w.stuck:
+		default:
+			w.pos = i + 1
+			close(w.stuck)
+		}
 	}
 }
 

@@ -208,3 +208,130 @@ func TestSlotsTellRefusal(t *testing.T) {
 		}
 	}
 }
+
+// The queue notice is for waiting on busy sessions only: a waiter whose
+// slot an idle holder is giving back is told nothing; one that no
+// eviction covers is told its place, also when an eviction it counted on
+// is refused (keep). Waiters are unattributed (each would be announced).
+func TestSlotsNoticeOnlyWhenBusy(t *testing.T) {
+	type holder struct {
+		key  string
+		busy bool
+	}
+	for _, tc := range []struct {
+		name     string
+		holders  []holder
+		waiters  []string
+		action   func(s *slots)
+		evicting []string       // holders asked to give their slot back, at the end
+		told     map[string]int // waiter: place it is told; absent: told nothing
+	}{
+		{name: "an idle holder: its slot is on the way, nothing said",
+			holders: []holder{{"a", false}}, waiters: []string{"w1"},
+			evicting: []string{"a"}, told: map[string]int{}},
+		{name: "every holder busy: told its place",
+			holders: []holder{{"a", true}}, waiters: []string{"w1"},
+			told: map[string]int{"w1": 1}},
+		{name: "one idle, one busy, two wait: the second is told",
+			holders: []holder{{"a", false}, {"b", true}}, waiters: []string{"w1", "w2"},
+			evicting: []string{"a"}, told: map[string]int{"w2": 2}},
+		{name: "two idle, two wait: neither is told",
+			holders: []holder{{"a", false}, {"b", false}}, waiters: []string{"w1", "w2"},
+			evicting: []string{"a", "b"}, told: map[string]int{}},
+		{name: "the idle holder keeps its slot: the waiter is told",
+			holders: []holder{{"a", false}}, waiters: []string{"w1"},
+			action: func(s *slots) { s.keep("a") },
+			told:   map[string]int{"w1": 1}},
+		{name: "the LRU idle holder keeps its slot, another gives: nothing said",
+			holders: []holder{{"a", false}, {"b", false}}, waiters: []string{"w1"},
+			action:   func(s *slots) { s.keep("a") },
+			evicting: []string{"b"}, told: map[string]int{}},
+		{name: "a busy holder goes idle: the told waiter gets its slot",
+			holders: []holder{{"a", true}}, waiters: []string{"w1"},
+			action:   func(s *slots) { s.setBusy("a", false) },
+			evicting: []string{"a"}, told: map[string]int{"w1": 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newFakeClock()
+			s := newSlots(len(tc.holders), clk.now)
+			asked := make(chan string, 8)
+			for i, h := range tc.holders {
+				hold(t, s, clk, h.key, fmt.Sprintf("user%d", i), false, 0, h.busy, asked)
+			}
+			var mu sync.Mutex
+			told := map[string]int{}
+			got := map[string]chan struct{}{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var wg sync.WaitGroup
+			for i, key := range tc.waiters {
+				got[key] = make(chan struct{})
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					err := s.acquire(ctx, key, func() {}, func(pos int) {
+						mu.Lock()
+						told[key] = pos
+						mu.Unlock()
+					})
+					if err == nil {
+						close(got[key])
+					}
+				}()
+				waitFor(t, key+" to queue", func() bool { return s.queued() == i+1 })
+			}
+			if tc.action != nil {
+				tc.action(s)
+			}
+
+			// Decided under the lock: who gives a slot back, who is stuck.
+			s.mu.Lock()
+			var evicting []string
+			for _, h := range tc.holders {
+				if sl := s.held[h.key]; sl != nil && sl.evicting {
+					evicting = append(evicting, h.key)
+				}
+			}
+			stuck := map[string]int{}
+			for _, w := range s.waiting {
+				select {
+				case <-w.stuck:
+					stuck[w.key] = w.pos
+				default:
+				}
+			}
+			s.mu.Unlock()
+			if fmt.Sprint(evicting) != fmt.Sprint(tc.evicting) {
+				t.Errorf("evicting %v, want %v", evicting, tc.evicting)
+			}
+			if fmt.Sprint(stuck) != fmt.Sprint(tc.told) {
+				t.Errorf("stuck %v, want %v", stuck, tc.told)
+			}
+			waitFor(t, "the notices", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(told) >= len(tc.told)
+			})
+
+			// The slots given back reach the first waiters, which then
+			// have heard exactly what was decided.
+			for _, k := range evicting {
+				s.release(k)
+			}
+			for _, key := range tc.waiters[:len(evicting)] {
+				select {
+				case <-got[key]:
+				case <-time.After(waitTimeout):
+					t.Fatalf("%s did not get the slot given back", key)
+				}
+			}
+			mu.Lock()
+			if fmt.Sprint(told) != fmt.Sprint(tc.told) {
+				t.Errorf("told %v, want %v", told, tc.told)
+			}
+			mu.Unlock()
+			cancel()
+			wg.Wait()
+		})
+	}
+}

@@ -488,8 +488,9 @@ func newUUID() string {
 // toWorkerEvict asks a thread's worker to give its slot back.
 func (b *Bot) toWorkerEvict(key string) {
 	if !b.toWorker(key, input{kind: inEvict}) {
-		// Full mailbox: the thread is busy anyway; it is not evictable now.
-		b.slots.setBusy(key, true)
+		// Full mailbox: the thread is busy anyway; it keeps its slot and
+		// another idle holder is asked (or the waiters are told they wait).
+		b.slots.keep(key)
 	}
 }
 
