@@ -228,7 +228,14 @@ func TestConsoleRestartExpiresApprovalAndResumes(t *testing.T) {
 
 func TestConsoleManyThreadsOverCap(t *testing.T) {
 	const threads, maxLive = 20, 4
-	h := newHarness(t, script(nil), func(c *Config) { c.MaxSessions = maxLive })
+	// The first maxLive threads start with a slow turn held until a later
+	// thread is told it waits: a thread is told only when every session is
+	// busy (a slot won from an idle session says nothing).
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	h := newHarness(t, script(hold), func(c *Config) { c.MaxSessions = maxLive })
 	var peak int
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -247,9 +254,16 @@ func TestConsoleManyThreadsOverCap(t *testing.T) {
 	}()
 	for i := range threads {
 		h.say(fmt.Sprintf("/thread t%02d", i))
+		if i < maxLive {
+			h.say("slow start")
+		}
 		h.say(fmt.Sprintf("hello from t%02d", i))
 		h.say(fmt.Sprintf("again from t%02d", i))
 	}
+	start := h.cursor
+	h.expect(`this thread is waiting \(position `)
+	h.cursor = start
+	release()
 	for i := range threads {
 		name := fmt.Sprintf("t%02d", i)
 		start := h.cursor
