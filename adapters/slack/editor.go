@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -11,24 +12,33 @@ import (
 
 // editor sends coalesced edits: per message only the latest content is
 // kept; messages are served in the order they became dirty, each at most
-// once per EditInterval unless the content is final.
+// once per EditInterval unless the content is final. One id is never sent
+// twice at once, so a later version of it never lands before an earlier.
 type editor struct {
-	a      *Adapter
-	mu     sync.Mutex
-	wake   chan struct{}
-	queue  []string
-	latest map[string]*pendingEdit
-	last   map[string]time.Time
-	busy   map[string]bool
+	a *Adapter
+	// what the edits are, and how loud a failure is (logs).
+	what     string
+	failLvl  slog.Level
+	mu       sync.Mutex
+	wake     chan struct{}
+	queue    []string
+	latest   map[string]*pendingEdit
+	last     map[string]time.Time
+	busy     map[string]bool
+	sweepLen int // len(last) that triggers the next sweep of stale entries
 }
+
+// minSweep is the size of last below which it is not swept.
+const minSweep = 64
 
 type pendingEdit struct {
 	apply func(context.Context) error
 	final bool
 }
 
-func newEditor(a *Adapter) *editor {
-	return &editor{a: a, wake: make(chan struct{}, 1), latest: map[string]*pendingEdit{}, last: map[string]time.Time{}, busy: map[string]bool{}}
+func newEditor(a *Adapter, what string, failLvl slog.Level) *editor {
+	return &editor{a: a, what: what, failLvl: failLvl, wake: make(chan struct{}, 1), sweepLen: minSweep,
+		latest: map[string]*pendingEdit{}, last: map[string]time.Time{}, busy: map[string]bool{}}
 }
 
 func (e *editor) set(id string, apply func(context.Context) error, final bool) {
@@ -119,8 +129,9 @@ func (e *editor) next(ctx context.Context, ignorePace bool) bool {
 	e.mu.Lock()
 	delete(e.busy, id)
 	e.last[id] = e.a.now()
+	e.sweepLocked()
 	if err != nil && !errors.Is(err, context.Canceled) {
-		e.a.log.Warn("slack: edit failed", "message", id, "err", err)
+		e.a.log.Log(ctx, e.failLvl, "slack: "+e.what+" failed", "id", id, "err", err)
 		if _, newer := e.latest[id]; !newer && ctx.Err() == nil && retryable(err) {
 			e.latest[id] = pe
 			e.queue = append(e.queue, id)
@@ -131,6 +142,29 @@ func (e *editor) next(ctx context.Context, ignorePace bool) bool {
 	}
 	e.mu.Unlock()
 	return true
+}
+
+// sweepLocked forgets when ids were last sent once that no longer paces
+// them (an id not in last is due, like one sent EditInterval ago), so that
+// last holds only the recent ones. Amortised: it runs when last has doubled.
+func (e *editor) sweepLocked() {
+	if len(e.last) < e.sweepLen {
+		return
+	}
+	now := e.a.now()
+	for id, t := range e.last {
+		if now.Sub(t) >= e.a.cfg.EditInterval {
+			delete(e.last, id)
+		}
+	}
+	e.sweepLen = max(minSweep, 2*len(e.last))
+}
+
+// lastLen is how many ids last holds (tests).
+func (e *editor) lastLen() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.last)
 }
 
 func contains(q []string, id string) bool {
@@ -145,5 +179,5 @@ func contains(q []string, id string) bool {
 // retryable: transport trouble, not a refusal of the content.
 func retryable(err error) bool {
 	var se slack.SlackErrorResponse
-	return !errors.As(err, &se)
+	return !errors.As(err, &se) && !errors.Is(err, errForgotten)
 }

@@ -54,12 +54,21 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 		// A prompt from before a restart: its message ts is the ref id.
 		pm = &posted{channel: ref.Thread.Channel, thread: ref.Thread.Thread, ts: []string{ref.ID}, shown: []string{""}}
 	}
-	if p.State != adapters.PromptPending {
+	decided := p.State != adapters.PromptPending
+	if decided {
 		a.msgMu.Lock()
 		delete(a.prompts, p.ID)
 		a.msgMu.Unlock()
 	}
-	a.edit.set(msgKey(ref), func(ctx context.Context) error { return a.renderPrompt(ctx, pm, p) }, true)
+	a.edit.set(msgKey(ref), func(ctx context.Context) error {
+		err := a.renderPrompt(ctx, pm, p)
+		if decided && err == nil {
+			// Final: a later update of it starts from its ref, as after a
+			// restart; a click on it is answered by the bot (not open).
+			a.forget(ref, pm)
+		}
+		return err
+	}, true)
 	return nil
 }
 

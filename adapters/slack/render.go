@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -42,17 +43,31 @@ type posted struct {
 func (a *Adapter) newRef(t adapters.ThreadRef, p *posted) adapters.MessageRef {
 	ref := adapters.MessageRef{Thread: t, ID: p.ts[0]}
 	a.msgMu.Lock()
-	a.msgs[msgKey(ref)] = p
+	a.msgs.put(msgKey(ref), p)
 	a.msgMu.Unlock()
 	return ref
 }
 
 func msgKey(ref adapters.MessageRef) string { return ref.Thread.Channel + "|" + ref.ID }
 
+// errForgotten: an edit of a message forgotten since it was queued
+// (msgsCap). It is not retried.
+var errForgotten = errors.New("slack: message no longer remembered")
+
+// forget drops ref's entry if it is still p: a message that changes no more.
+func (a *Adapter) forget(ref adapters.MessageRef, p *posted) {
+	a.msgMu.Lock()
+	defer a.msgMu.Unlock()
+	if cur, ok := a.msgs.get(msgKey(ref)); ok && cur == p {
+		a.msgs.remove(msgKey(ref))
+	}
+}
+
 func (a *Adapter) lookup(ref adapters.MessageRef) *posted {
 	a.msgMu.Lock()
 	defer a.msgMu.Unlock()
-	return a.msgs[msgKey(ref)]
+	p, _ := a.msgs.get(msgKey(ref))
+	return p
 }
 
 // Post implements adapters.Adapter. It blocks until Slack has the message
@@ -85,6 +100,9 @@ func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.
 // editNow makes the message show m: what the editor runs.
 func (a *Adapter) editNow(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
 	p := a.lookup(ref)
+	if p == nil {
+		return errForgotten
+	}
 	if p.stream {
 		return a.appendStream(ctx, p, m)
 	}
@@ -227,11 +245,19 @@ func (a *Adapter) Tell(ctx context.Context, t adapters.ThreadRef, u adapters.Use
 	})
 }
 
-// SetStatus implements adapters.Statuser: Slack's "is thinking…" line.
-func (a *Adapter) SetStatus(ctx context.Context, t adapters.ThreadRef, status string) error {
-	return a.call(ctx, "assistant.threads.setStatus", t.Channel, func(ctx context.Context) error {
-		return a.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: t.Channel, ThreadTS: t.Thread, Status: status})
-	})
+// SetStatus implements adapters.Statuser: Slack's "is thinking…" line. It
+// returns at once: the status goes out from the status editor, so a turn's
+// prompt reaches Claude without waiting a Slack round trip (or a rate
+// limit). Per thread one call is in flight at a time and only the latest
+// status waits, so statuses land in the order they were set. A failure is
+// logged there, not returned.
+func (a *Adapter) SetStatus(_ context.Context, t adapters.ThreadRef, status string) error {
+	a.status.set(t.Channel+"|"+t.Thread, func(ctx context.Context) error {
+		return a.call(ctx, "assistant.threads.setStatus", t.Channel, func(ctx context.Context) error {
+			return a.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{ChannelID: t.Channel, ThreadTS: t.Thread, Status: status})
+		})
+	}, true)
+	return nil
 }
 
 // Native streaming (chat.startStream / appendStream / stopStream).
@@ -251,7 +277,7 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 		var err error
 		opts := []slack.MsgOption{slack.MsgOptionTS(p.thread)}
 		a.msgMu.Lock()
-		user := a.asker[p.channel+"|"+p.thread]
+		user, _ := a.asker.get(p.channel + "|" + p.thread)
 		a.msgMu.Unlock()
 		_, _, team, _ := a.identity()
 		if user != "" {

@@ -77,6 +77,10 @@ type Adapter struct {
 	fileHC  *http.Client
 	origins map[string]bool // FileOrigins, as parsed
 	edit    *editor
+	// status sends assistant.threads.setStatus off the caller's path: a
+	// turn's prompt must not wait for Slack (it is coalesced per thread
+	// like an edit, so the latest status lands last).
+	status *editor
 
 	mu        sync.Mutex
 	botUserID string
@@ -87,10 +91,13 @@ type Adapter struct {
 	readyOnce sync.Once
 
 	msgMu sync.Mutex
-	msgs  map[string]*posted // by msgKey
+	// msgs are the messages this run posted, by msgKey; the least recently
+	// used are forgotten past msgsCap (an edit of one then fails, an
+	// update of a prompt still works: see UpdatePrompt).
+	msgs *lru[string, *posted]
 	// asker is who last wrote in each thread (channel|thread): streams are
-	// addressed to a recipient.
-	asker map[string]string
+	// addressed to a recipient. Bounded like msgs.
+	asker *lru[string, string]
 	// prompts are the open prompts this run posted, by prompt id.
 	prompts map[string]promptLoc
 
@@ -149,8 +156,8 @@ func New(cfg Config) (*Adapter, error) {
 		hc:      cfg.HTTPClient,
 		fileHC:  fileClient(cfg.HTTPClient, origins),
 		origins: origins,
-		msgs:    make(map[string]*posted),
-		asker:   make(map[string]string),
+		msgs:    newLRU[string, *posted](msgsCap),
+		asker:   newLRU[string, string](askerCap),
 		prompts: make(map[string]promptLoc),
 		ready:   make(chan struct{}),
 	}
@@ -159,21 +166,34 @@ func New(cfg Config) (*Adapter, error) {
 	} else {
 		a.streamOK = -1
 	}
-	a.edit = newEditor(a)
-	// The editor outlives Run: edits made while the bot shuts down (final
-	// texts, expired prompts) still land. Close stops it.
+	a.edit = newEditor(a, "edit", slog.LevelWarn)
+	// Not every channel is an assistant thread: a refused status is
+	// expected, not worth a warning.
+	a.status = newEditor(a, "status", slog.LevelDebug)
+	// The editors outlive Run: edits made while the bot shuts down (final
+	// texts, expired prompts, cleared statuses) still land. Close stops them.
 	ectx, cancel := context.WithCancel(context.Background())
 	a.editStop = cancel
 	a.editDone = make(chan struct{})
+	var wg sync.WaitGroup
+	for _, e := range []*editor{a.edit, a.status} {
+		wg.Go(func() { e.run(ectx) })
+	}
 	go func() {
 		defer close(a.editDone)
-		a.edit.run(ectx)
+		wg.Wait()
 	}()
 	return a, nil
 }
 
-// Close sends the edits still pending (for at most 30 s) and stops the
-// editor. Call it after the bot has shut down.
+// Bounds of what the adapter remembers (see msgs, asker).
+const (
+	msgsCap  = 4096
+	askerCap = 4096
+)
+
+// Close sends the edits and statuses still pending (for at most 30 s) and
+// stops the editors. Call it after the bot has shut down.
 func (a *Adapter) Close() {
 	a.editStop()
 	<-a.editDone
@@ -336,7 +356,7 @@ func (a *Adapter) onEventsAPI(ctx context.Context, ev slackevents.EventsAPIEvent
 	// sender (see files.go).
 	out.Files = a.attachments(files)
 	a.msgMu.Lock()
-	a.asker[channel+"|"+root] = user
+	a.asker.put(channel+"|"+root, user)
 	a.msgMu.Unlock()
 	return deliver(ctx, out)
 }

@@ -213,6 +213,7 @@ type Server struct {
 	buckets    map[string]*bucket
 	windows    map[string]window
 	faults     map[string][]Fault
+	holds      map[string]*Hold
 
 	tickets   map[string]time.Time
 	conns     []*wsConn

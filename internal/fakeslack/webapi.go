@@ -208,6 +208,7 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	tokenInQuery := r.URL.Query().Get("token") != ""
 	delete(p, "token")
+	s.holdFor(method, r.Context().Done())
 
 	s.mu.Lock()
 	res := s.dispatchLocked(method, p, token, parseErr, now)
