@@ -90,7 +90,7 @@ func TestEditorCoalescesAndAlwaysSendsTheLast(t *testing.T) {
 	a := connectedAdapter(t, hs, 200*time.Millisecond)
 	const room, ev = id.RoomID("!r:example.org"), id.EventID("$live")
 	for i := 1; i <= 50; i++ {
-		a.ed.set(room, ev, editContent(ev, content(strings.Repeat("word ", i))))
+		a.ed.set(room, "", ev, editContent(ev, content(strings.Repeat("word ", i))))
 		time.Sleep(5 * time.Millisecond)
 	}
 	a.Close() // sends what is pending
@@ -113,7 +113,7 @@ func TestEditorWaitsOutRateLimits(t *testing.T) {
 	hs := &fakeSend{limited: 2}
 	a := connectedAdapter(t, hs, 10*time.Millisecond)
 	const room, ev = id.RoomID("!r:example.org"), id.EventID("$live")
-	a.ed.set(room, ev, editContent(ev, content("final words")))
+	a.ed.set(room, "", ev, editContent(ev, content("final words")))
 	deadline := time.Now().Add(30 * time.Second)
 	for len(hs.sent()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

@@ -70,7 +70,7 @@ func (a *Adapter) sendFile(ctx context.Context, t adapters.ThreadRef, name, mime
 		c.URL = resp.ContentURI.CUString()
 	}
 	a.closeStatus(t)
-	if _, err := a.send(ctx, room, threaded(c, t)); err != nil {
+	if _, err := a.sendInThread(ctx, t, c); err != nil {
 		return fmt.Errorf("post %s: %w", name, err)
 	}
 	return nil

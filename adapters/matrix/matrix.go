@@ -98,6 +98,7 @@ type Adapter struct {
 	displayName string
 	encrypted   bool                      // the crypto machine runs
 	posts       map[string]*post          // text messages, by their first event id
+	latest      map[string]id.EventID     // the latest event per thread key (reply fallbacks)
 	statuses    map[string]*statusMsg     // the open tool status message per thread key
 	toolRefs    map[string]toolRef        // tool line refs
 	prompts     map[id.EventID]*promptMsg // prompt and poll events
@@ -158,6 +159,7 @@ func New(cfg Config) (*Adapter, error) {
 		me:       id.UserID(cfg.UserID),
 		ready:    make(chan struct{}),
 		posts:    make(map[string]*post),
+		latest:   make(map[string]id.EventID),
 		statuses: make(map[string]*statusMsg),
 		toolRefs: make(map[string]toolRef),
 		prompts:  make(map[id.EventID]*promptMsg),

@@ -51,11 +51,46 @@ type toolRef struct {
 // maxTracked bounds the messages kept for edits; the oldest go first.
 const maxTracked = 4096
 
-// threaded puts c in t's thread.
-func threaded(c *event.MessageEventContent, t adapters.ThreadRef) *event.MessageEventContent {
+// threadRelation puts an event in t's thread. Its reply fallback (for
+// clients without threads) names the latest event the bot knows in the
+// thread, as the spec's threading fallback asks, so that such clients
+// show a chain rather than every message answering the root.
+func (a *Adapter) threadRelation(t adapters.ThreadRef) *event.RelatesTo {
 	root := id.EventID(t.Thread)
-	c.RelatesTo = (&event.RelatesTo{}).SetThread(root, root)
-	return c
+	a.mu.Lock()
+	latest := a.latest[t.Key()]
+	a.mu.Unlock()
+	if latest == "" {
+		latest = root
+	}
+	return (&event.RelatesTo{}).SetThread(root, latest)
+}
+
+// seenInThread records evID as the latest event of t's thread.
+func (a *Adapter) seenInThread(t adapters.ThreadRef, evID id.EventID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.latest) >= maxTracked {
+		// Forgetting is harmless: the fallback then names the root.
+		for k := range a.latest {
+			delete(a.latest, k)
+			if len(a.latest) < maxTracked/2 {
+				break
+			}
+		}
+	}
+	a.latest[t.Key()] = evID
+}
+
+// sendInThread posts c in t's thread.
+func (a *Adapter) sendInThread(ctx context.Context, t adapters.ThreadRef, c *event.MessageEventContent) (id.EventID, error) {
+	c.RelatesTo = a.threadRelation(t)
+	evID, err := a.send(ctx, id.RoomID(t.Channel), c)
+	if err != nil {
+		return "", err
+	}
+	a.seenInThread(t, evID)
+	return evID, nil
 }
 
 func (a *Adapter) send(ctx context.Context, room id.RoomID, c any) (id.EventID, error) {
@@ -83,8 +118,15 @@ func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mes
 		return ref, err
 	}
 	a.closeStatus(t)
+	if m.Kind == adapters.KindFooter {
+		// The turn is over: the last state of its messages (tool lines,
+		// text) lands before the footer does.
+		if err := a.ed.flushThread(ctx, t.Key()); err != nil {
+			a.log.Warn("matrix: send the thread's last edits before its footer", "err", err)
+		}
+	}
 	p := &post{thread: t}
-	if err := a.show(ctx, p, messageMarkdown(m)); err != nil {
+	if err := a.show(ctx, p, messageMarkdown(m), m.Final); err != nil {
 		if len(p.ids) == 0 {
 			return adapters.MessageRef{}, err
 		}
@@ -100,10 +142,13 @@ func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mes
 }
 
 // Edit implements adapters.Adapter. Edits are coalesced per event: the
-// latest content always lands, intermediate ones may be skipped.
+// latest content always lands, intermediate ones may be skipped. A final
+// edit is urgent: it is sent at once, ignoring the edit interval, and Edit
+// returns once it has landed, so that what the bot posts next (the footer)
+// comes after it.
 func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
 	if m.Kind == adapters.KindTool {
-		if err := a.editTool(ref, m.Tool); err != nil {
+		if err := a.editTool(ctx, ref, m.Tool, m.Final); err != nil {
 			return err
 		}
 		if longOutput(m.Tool) {
@@ -120,12 +165,12 @@ func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.
 	}
 	p.used = a.cfg.Now()
 	a.mu.Unlock()
-	return a.show(ctx, p, messageMarkdown(m))
+	return a.show(ctx, p, messageMarkdown(m), m.Final)
 }
 
 // show brings p's events in line with md: changed parts are edited, new
-// parts are posted in the thread.
-func (a *Adapter) show(ctx context.Context, p *post, md string) error {
+// parts are posted in the thread. With urgent, edits are sent at once.
+func (a *Adapter) show(ctx context.Context, p *post, md string, urgent bool) error {
 	parts := split(md)
 	if len(parts) == 0 {
 		parts = []part{{md: " ", c: content(" ")}}
@@ -134,12 +179,17 @@ func (a *Adapter) show(ctx context.Context, p *post, md string) error {
 	for i, pt := range parts {
 		if i < len(p.ids) {
 			if p.shown[i] != pt.md {
-				a.ed.set(room, p.ids[i], editContent(p.ids[i], pt.c))
+				a.ed.set(room, p.thread.Key(), p.ids[i], editContent(p.ids[i], pt.c))
 				p.shown[i] = pt.md
+			}
+			if urgent {
+				if err := a.ed.sendNow(ctx, p.ids[i]); err != nil {
+					return fmt.Errorf("matrix: edit message: %w", err)
+				}
 			}
 			continue
 		}
-		evID, err := a.send(ctx, room, threaded(pt.c, p.thread))
+		evID, err := a.sendInThread(ctx, p.thread, pt.c)
 		if err != nil {
 			return fmt.Errorf("matrix: post message: %w", err)
 		}
@@ -164,13 +214,13 @@ func (a *Adapter) postTool(ctx context.Context, t adapters.ThreadRef, tool *adap
 			st.lines = append(st.lines, line)
 			ref := a.newToolRef(t, st, len(st.lines)-1, file)
 			a.mu.Unlock()
-			a.ed.set(st.room, st.id, editContent(st.id, c))
+			a.ed.set(st.room, t.Key(), st.id, editContent(st.id, c))
 			return ref, nil
 		}
 	}
 	a.mu.Unlock()
 	room := id.RoomID(t.Channel)
-	evID, err := a.send(ctx, room, threaded(content(line), t))
+	evID, err := a.sendInThread(ctx, t, content(line))
 	if err != nil {
 		return adapters.MessageRef{}, fmt.Errorf("matrix: post tool status: %w", err)
 	}
@@ -188,7 +238,9 @@ func (a *Adapter) newToolRef(t adapters.ThreadRef, st *statusMsg, line int, file
 	return adapters.MessageRef{Thread: t, ID: key}
 }
 
-func (a *Adapter) editTool(ref adapters.MessageRef, tool *adapters.Tool) error {
+// editTool edits a tool's line; with urgent (the bot marked the line
+// final) the edit is sent at once.
+func (a *Adapter) editTool(ctx context.Context, ref adapters.MessageRef, tool *adapters.Tool, urgent bool) error {
 	if tool == nil {
 		return errors.New("matrix: tool message without a tool")
 	}
@@ -204,7 +256,10 @@ func (a *Adapter) editTool(ref adapters.MessageRef, tool *adapters.Tool) error {
 		delete(a.toolRefs, ref.ID)
 	}
 	a.mu.Unlock()
-	a.ed.set(tr.st.room, tr.st.id, editContent(tr.st.id, content(text)))
+	a.ed.set(tr.st.room, ref.Thread.Key(), tr.st.id, editContent(tr.st.id, content(text)))
+	if urgent {
+		return a.ed.sendNow(ctx, tr.st.id)
+	}
 	return nil
 }
 
@@ -255,12 +310,19 @@ func (a *Adapter) OpenThread(ctx context.Context, channel string, m adapters.Mes
 }
 
 // editor sends edits at most every EditInterval per event, coalescing:
-// only the latest content of an event is sent.
+// only the latest content of an event is sent. sendNow and flushThread
+// send at once, for edits that must not wait (a message's final state).
 type editor struct {
 	a    *Adapter
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
+
+	// sendMu is held from taking an edit off pending until it has been
+	// sent, so edits of one event land in the order they were set, and
+	// sendNow returns only once the edit it asked for has landed, even
+	// when the loop took it first.
+	sendMu sync.Mutex
 
 	mu      sync.Mutex
 	pending map[id.EventID]*pendingEdit
@@ -271,6 +333,7 @@ type editor struct {
 
 type pendingEdit struct {
 	room    id.RoomID
+	thread  string // the thread's key
 	content *event.MessageEventContent
 	tries   int
 }
@@ -285,14 +348,74 @@ func newEditor(a *Adapter) *editor {
 	return e
 }
 
-func (e *editor) set(room id.RoomID, evID id.EventID, c *event.MessageEventContent) {
+// set makes c the next edit of evID, in the thread with key thread.
+func (e *editor) set(room id.RoomID, thread string, evID id.EventID, c *event.MessageEventContent) {
 	e.mu.Lock()
-	e.pending[evID] = &pendingEdit{room: room, content: c}
+	e.pending[evID] = &pendingEdit{room: room, thread: thread, content: c}
 	e.mu.Unlock()
+	e.poke()
+}
+
+func (e *editor) poke() {
 	select {
 	case e.wake <- struct{}{}:
 	default:
 	}
+}
+
+// sendNow sends evID's pending edit at once and returns when it has
+// landed (nil also when there was none). A failed edit is left for the
+// loop to try again.
+func (e *editor) sendNow(ctx context.Context, evID id.EventID) error {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	return e.sendOne(ctx, evID, true)
+}
+
+// flushThread sends every pending edit of the thread with key thread at
+// once.
+func (e *editor) flushThread(ctx context.Context, thread string) error {
+	e.mu.Lock()
+	var evIDs []id.EventID
+	for evID, pe := range e.pending {
+		if pe.thread == thread {
+			evIDs = append(evIDs, evID)
+		}
+	}
+	e.mu.Unlock()
+	var errs []error
+	for _, evID := range evIDs {
+		errs = append(errs, e.sendNow(ctx, evID))
+	}
+	return errors.Join(errs...)
+}
+
+// sendOne sends evID's pending edit if it is due (always with force);
+// e.sendMu is held. A failed edit goes back to pending unless superseded.
+func (e *editor) sendOne(ctx context.Context, evID id.EventID, force bool) error {
+	e.mu.Lock()
+	pe := e.pending[evID]
+	if pe == nil || !force && time.Since(e.last[evID]) < e.a.cfg.EditInterval {
+		e.mu.Unlock()
+		return nil
+	}
+	delete(e.pending, evID)
+	e.last[evID] = time.Now()
+	e.mu.Unlock()
+	_, err := e.a.send(ctx, pe.room, pe.content)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		e.a.log.Warn("matrix: edit message", "event", evID, "try", pe.tries+1, "err", err)
+		if pe.tries+1 < editTries && e.pending[evID] == nil {
+			pe.tries++
+			e.pending[evID] = pe // not superseded: try again
+			e.poke()
+		}
+		return err
+	}
+	e.count++
+	return nil
 }
 
 func (e *editor) run() {
@@ -344,30 +467,11 @@ func (e *editor) sendDue(force bool) time.Duration {
 	}
 	e.mu.Unlock()
 	for _, evID := range due {
-		e.mu.Lock()
-		pe := e.pending[evID]
-		delete(e.pending, evID)
-		e.last[evID] = now
-		e.mu.Unlock()
-		if pe == nil {
-			continue
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_, err := e.a.send(ctx, pe.room, pe.content)
+		e.sendMu.Lock()
+		_ = e.sendOne(ctx, evID, force) // logged; retried from pending
+		e.sendMu.Unlock()
 		cancel()
-		if err != nil {
-			e.a.log.Warn("matrix: edit message", "event", evID, "try", pe.tries+1, "err", err)
-			e.mu.Lock()
-			if pe.tries+1 < editTries && e.pending[evID] == nil {
-				pe.tries++
-				e.pending[evID] = pe // not superseded: try again
-			}
-			e.mu.Unlock()
-			continue
-		}
-		e.mu.Lock()
-		e.count++
-		e.mu.Unlock()
 	}
 	if len(due) > 0 {
 		next = min(next, interval)

@@ -104,7 +104,7 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 	}
 	a.closeStatus(t)
 	room := id.RoomID(t.Channel)
-	evID, err := a.send(ctx, room, threaded(content(md), t))
+	evID, err := a.sendInThread(ctx, t, content(md))
 	if err != nil {
 		return adapters.MessageRef{}, fmt.Errorf("matrix: post prompt: %w", err)
 	}
@@ -179,7 +179,7 @@ func (a *Adapter) sendPoll(ctx context.Context, t adapters.ThreadRef, q adapters
 	}
 	c := &event.Content{
 		Parsed: &event.PollStartEventContent{
-			RelatesTo: (&event.RelatesTo{}).SetThread(id.EventID(t.Thread), id.EventID(t.Thread)),
+			RelatesTo: a.threadRelation(t),
 			Mentions:  &event.Mentions{},
 			PollStart: start,
 		},
@@ -189,6 +189,7 @@ func (a *Adapter) sendPoll(ctx context.Context, t adapters.ThreadRef, q adapters
 	if err != nil {
 		return "", err
 	}
+	a.seenInThread(t, resp.EventID)
 	return resp.EventID, nil
 }
 
@@ -209,7 +210,7 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 		}
 	}
 	a.mu.Unlock()
-	a.ed.set(room, evID, editContent(evID, content(promptMarkdown(p))))
+	a.ed.set(room, ref.Thread.Key(), evID, editContent(evID, content(promptMarkdown(p))))
 	if p.State == adapters.PromptPending {
 		return nil
 	}

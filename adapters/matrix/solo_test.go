@@ -38,6 +38,8 @@ type soloOptions struct {
 	crypto bool
 	// transport, when set, sits between the adapter and Dendrite.
 	transport func(http.RoundTripper) http.RoundTripper
+	// editInterval replaces the 100 ms edit interval.
+	editInterval time.Duration
 }
 
 func newSolo(t *testing.T, o soloOptions) *solo {
@@ -56,11 +58,15 @@ func newSolo(t *testing.T, o soloOptions) *solo {
 	if o.transport != nil {
 		hc.Transport = o.transport(http.DefaultTransport)
 	}
+	interval := 100 * time.Millisecond
+	if o.editInterval > 0 {
+		interval = o.editInterval
+	}
 	ad, err := matrix.New(matrix.Config{
 		Homeserver: srv.URL, UserID: s.botUser.ID.String(),
 		AccessToken: s.botUser.AccessToken, DeviceID: s.botUser.DeviceID.String(), Password: s.botUser.Password,
 		CryptoDB: filepath.Join(dir, "crypto.db"), RecoveryKeyFile: filepath.Join(dir, "recovery-key"),
-		MayInvite: func(string) bool { return true }, EditInterval: 100 * time.Millisecond, State: st, HTTPClient: hc,
+		MayInvite: func(string) bool { return true }, EditInterval: interval, State: st, HTTPClient: hc,
 	})
 	if err != nil {
 		t.Fatal(err)

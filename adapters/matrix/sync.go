@@ -172,10 +172,14 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 	if c.RelatesTo != nil && c.RelatesTo.GetReplaceID() != "" {
 		return // an edit of an earlier message: that one was the input
 	}
+	root := c.RelatesTo.GetThreadParent()
+	if root != "" {
+		// The bot's next message in the thread falls back to replying to it.
+		a.seenInThread(threadRef(evt.RoomID, root), evt.ID)
+	}
 	if c.MsgType == event.MsgNotice {
 		return // bots talk in notices; never answer one (no loops)
 	}
-	root := c.RelatesTo.GetThreadParent()
 	if root == "" {
 		root = evt.ID
 	}
