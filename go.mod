@@ -14,6 +14,7 @@ require (
 	github.com/slack-go/slack v0.35.0
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/net v0.59.0
+	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/text v0.42.0
 	maunium.net/go/mautrix v0.31.0

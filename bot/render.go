@@ -594,7 +594,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.setStatus("")
 	w.turn = nil
 	if w.schedRun != nil {
-		out := runOutcome{res: ScheduledResult{SessionID: r.SessionID, Text: r.Result, CostUSD: cost,
+		out := runOutcome{res: store.ScheduleRun{SessionID: r.SessionID, Result: r.Result, CostUSD: cost,
 			InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, NumTurns: r.NumTurns}}
 		if r.IsError {
 			msg := strings.Join(r.Errors, "; ")

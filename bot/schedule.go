@@ -12,12 +12,13 @@ import (
 	"github.com/claudeops/claudeops/store"
 )
 
-// Scheduling is what the chat commands need of the scheduler; cmd wires
-// the real one (bot does not import scheduler: the scheduler calls the bot).
+// Scheduling is what the chat commands need of the scheduler:
+// *scheduler.Scheduler satisfies it, and cmd passes it in (bot does not
+// import scheduler: the scheduler calls the bot).
 type Scheduling interface {
 	// Add validates and stores a schedule and starts running it; it
-	// returns the stored schedule and its next three run times.
-	Add(ctx context.Context, s store.Schedule) (store.Schedule, []time.Time, error)
+	// returns the stored schedule.
+	Add(ctx context.Context, s store.Schedule) (store.Schedule, error)
 	SetPaused(ctx context.Context, id int64, paused bool) error
 	Remove(ctx context.Context, id int64) error
 	RunNow(ctx context.Context, id int64) (time.Time, error)
@@ -38,16 +39,6 @@ func (b *Bot) scheduling() Scheduling {
 	return b.sched
 }
 
-// ScheduledResult is what one scheduled run produced.
-type ScheduledResult struct {
-	SessionID                 string
-	ThreadKey                 string
-	Text                      string
-	CostUSD                   float64
-	InputTokens, OutputTokens int64
-	NumTurns                  int
-}
-
 // scheduledRun rides on a worker input: the run's schedule, and where the
 // worker reports the end of the run's turn.
 type scheduledRun struct {
@@ -57,7 +48,7 @@ type scheduledRun struct {
 }
 
 type runOutcome struct {
-	res ScheduledResult
+	res store.ScheduleRun
 	err error
 }
 
@@ -68,20 +59,22 @@ var ErrNoOpener = errors.New("the target platform cannot open a thread")
 // channel, runs the prompt in a fresh session there (unattended approvals
 // follow the schedule's policy), and returns when the turn ends or ctx does
 // (the turn is then stopped). People can reply in the thread afterwards.
-func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (ScheduledResult, error) {
+// Of the run it fills in what the bot knows (session, thread, result,
+// cost, tokens, turns): it is the scheduler's Runner.
+func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (store.ScheduleRun, error) {
 	ad := b.adapter(s.Platform)
 	op, ok := ad.(adapters.Opener)
 	if !ok {
-		return ScheduledResult{}, fmt.Errorf("schedule %d: %w (%s)", s.ID, ErrNoOpener, s.Platform)
+		return store.ScheduleRun{}, fmt.Errorf("schedule %d: %w (%s)", s.ID, ErrNoOpener, s.Platform)
 	}
 	head := fmt.Sprintf("⏰ Scheduled run of #%d (`%s`, slot %s): %s", s.ID, s.Spec, slot.UTC().Format(time.RFC3339), s.Prompt)
 	t, err := op.OpenThread(ctx, s.Channel, adapters.Message{Kind: adapters.KindNotice, Text: head})
 	if err != nil {
-		return ScheduledResult{}, fmt.Errorf("schedule %d: open thread: %w", s.ID, err)
+		return store.ScheduleRun{}, fmt.Errorf("schedule %d: open thread: %w", s.ID, err)
 	}
 	run := &scheduledRun{schedule: s, slot: slot, done: make(chan runOutcome, 1)}
 	if !b.toWorker(t.Key(), input{kind: inScheduled, ev: adapters.Event{Thread: t}, run: run}) {
-		return ScheduledResult{ThreadKey: t.Key()}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
+		return store.ScheduleRun{ThreadKey: t.Key()}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
 	}
 	select {
 	case out := <-run.done:
@@ -89,7 +82,7 @@ func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time
 		return out.res, out.err
 	case <-ctx.Done():
 		b.toWorker(t.Key(), input{kind: inStopRun})
-		return ScheduledResult{ThreadKey: t.Key()}, ctx.Err()
+		return store.ScheduleRun{ThreadKey: t.Key()}, ctx.Err()
 	}
 }
 
@@ -191,11 +184,15 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 		w.reply(ctx, "Not scheduled: "+why)
 		return
 	}
-	added, next, err := sc.Add(ctx, s)
+	added, err := sc.Add(ctx, s)
 	scheduleAddMu.Unlock()
 	if err != nil {
 		w.reply(ctx, "Not scheduled: "+err.Error())
 		return
+	}
+	next, err := sc.Next(added, 3)
+	if err != nil {
+		w.log.Error("next runs of a schedule just added", "schedule", added.ID, "err", err)
 	}
 	w.b.audit(ctx, w.key, ev.User.ID, "schedule add", strconv.FormatInt(added.ID, 10), spec+" "+s.Prompt, true)
 	w.reply(ctx, fmt.Sprintf("Schedule %d: `%s` — %s\nNext runs: %s", added.ID, added.Spec, added.Prompt, formatTimes(next)))

@@ -9,41 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/scheduler"
-	"github.com/claudeops/claudeops/store"
 )
-
-// schedRunner and schedCmds wire the scheduler to the bot as cmd does.
-type schedRunner struct{ b *Bot }
-
-func (r schedRunner) RunScheduled(ctx context.Context, s scheduler.Schedule, slot time.Time) (scheduler.RunResult, error) {
-	res, err := r.b.RunScheduled(ctx, s, slot)
-	return scheduler.RunResult{SessionID: res.SessionID, ThreadKey: res.ThreadKey, Text: res.Text, CostUSD: res.CostUSD, NumTurns: res.NumTurns}, err
-}
-
-type schedCmds struct{ s *scheduler.Scheduler }
-
-func (c schedCmds) Add(ctx context.Context, sc store.Schedule) (store.Schedule, []time.Time, error) {
-	added, err := c.s.Add(ctx, sc)
-	if err != nil {
-		return added, nil, err
-	}
-	next, err := c.Next(added, 3)
-	return added, next, err
-}
-func (c schedCmds) Next(sc store.Schedule, n int) ([]time.Time, error) {
-	_, spec, err := c.s.Normalize(sc)
-	if err != nil {
-		return nil, err
-	}
-	return spec.NextN(time.Now(), n), nil
-}
-func (c schedCmds) SetPaused(ctx context.Context, id int64, p bool) error {
-	return c.s.SetPaused(ctx, id, p)
-}
-func (c schedCmds) Remove(ctx context.Context, id int64) error { return c.s.Remove(ctx, id) }
-func (c schedCmds) RunNow(ctx context.Context, id int64) (time.Time, error) {
-	return c.s.RunNow(ctx, id)
-}
 
 // waitRun waits until the schedule's newest run has the status.
 func waitRun(t *testing.T, h *harness, id, status string) {
@@ -71,11 +37,11 @@ func startScheduler(t *testing.T, h *harness) func() {
 // startSchedulerWith is startScheduler with cfg (zero: the defaults).
 func startSchedulerWith(t *testing.T, h *harness, cfg scheduler.Config) func() {
 	t.Helper()
-	sch, err := scheduler.New(cfg, h.st, schedRunner{h.b})
+	sch, err := scheduler.New(cfg, h.st, h.b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.b.SetScheduler(schedCmds{sch})
+	h.b.SetScheduler(sch)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = sch.Run(ctx) }()

@@ -80,12 +80,6 @@ func (c Compatibility) String() string {
 	return "unknown"
 }
 
-// Exit codes for a failed version check (sysexits.h), used by cmd.
-const (
-	ExitConfig   = 78 // EX_CONFIG: CLI too old
-	ExitNotFound = 72 // EX_OSFILE: CLI not found
-)
-
 // VersionInfo is the result of CheckVersion.
 type VersionInfo struct {
 	Bin     string // resolved path

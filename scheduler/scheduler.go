@@ -36,21 +36,15 @@ var (
 	ErrTooFrequent     = errors.New("schedule fires too often")
 )
 
-// RunResult is what a Runner reports of one run.
-type RunResult struct {
-	SessionID                 string
-	ThreadKey                 string // the thread the run posted into
-	Text                      string // the final answer
-	CostUSD                   float64
-	InputTokens, OutputTokens int64
-	NumTurns                  int
-}
-
-// Runner runs one scheduled prompt. bot satisfies it. RunScheduled blocks
-// until the run ends and must return soon after ctx is done (timeout or
-// shutdown); a panic is recovered and recorded as a failed run.
+// Runner runs one scheduled prompt; *bot.Bot satisfies it (the types are
+// the store's, which both packages know, so neither imports the other).
+// RunScheduled blocks until the run ends and must return soon after ctx is
+// done (timeout or shutdown); a panic is recovered and recorded as a failed
+// run. Of the Run it returns the scheduler takes only what the runner
+// knows: SessionID, ThreadKey, Result, CostUSD, InputTokens, OutputTokens
+// and NumTurns; slot, times, status and error are the scheduler's.
 type Runner interface {
-	RunScheduled(ctx context.Context, s Schedule, slot time.Time) (RunResult, error)
+	RunScheduled(ctx context.Context, s Schedule, slot time.Time) (Run, error)
 }
 
 // Store is the part of *store.Store the scheduler uses.
@@ -217,6 +211,16 @@ func (s *Scheduler) Normalize(sc Schedule) (Schedule, Spec, error) {
 		sc.TimeZone = s.cfg.TimeZone
 	}
 	return sc, spec, nil
+}
+
+// Next returns sc's next n run times from now, once sc is normalized and
+// validated as Add would.
+func (s *Scheduler) Next(sc Schedule, n int) ([]time.Time, error) {
+	_, spec, err := s.Normalize(sc)
+	if err != nil {
+		return nil, err
+	}
+	return spec.NextN(s.now(), n), nil
 }
 
 // parse parses sc's spec in sc's zone (or the default zone).
@@ -533,7 +537,7 @@ func (s *Scheduler) worker(e *entry, slot time.Time) {
 }
 
 type outcome struct {
-	res RunResult
+	res Run
 	err error
 }
 
@@ -586,7 +590,7 @@ func (s *Scheduler) runOne(e *entry, slot time.Time) {
 		grace.Stop()
 	}
 	run.EndedAt = s.now()
-	run.SessionID, run.ThreadKey, run.Result = out.res.SessionID, out.res.ThreadKey, out.res.Text
+	run.SessionID, run.ThreadKey, run.Result = out.res.SessionID, out.res.ThreadKey, out.res.Result
 	run.CostUSD, run.InputTokens, run.OutputTokens, run.NumTurns = out.res.CostUSD, out.res.InputTokens, out.res.OutputTokens, out.res.NumTurns
 	switch {
 	case ctxEnded && ctx.Err() != nil:

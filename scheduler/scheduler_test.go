@@ -21,10 +21,10 @@ import (
 type fakeRunner struct {
 	mu    sync.Mutex
 	calls []time.Time // slots, in call order
-	fn    func(ctx context.Context, n int, sc Schedule, slot time.Time) (RunResult, error)
+	fn    func(ctx context.Context, n int, sc Schedule, slot time.Time) (Run, error)
 }
 
-func (f *fakeRunner) RunScheduled(ctx context.Context, sc Schedule, slot time.Time) (RunResult, error) {
+func (f *fakeRunner) RunScheduled(ctx context.Context, sc Schedule, slot time.Time) (Run, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, slot)
 	n := len(f.calls)
@@ -32,7 +32,7 @@ func (f *fakeRunner) RunScheduled(ctx context.Context, sc Schedule, slot time.Ti
 	if f.fn != nil {
 		return f.fn(ctx, n, sc, slot)
 	}
-	return RunResult{SessionID: "s-" + slot.UTC().Format("1504"), Text: "ok", CostUSD: 0.5, NumTurns: 2}, nil
+	return Run{SessionID: "s-" + slot.UTC().Format("1504"), Result: "ok", CostUSD: 0.5, NumTurns: 2}, nil
 }
 
 func (f *fakeRunner) slots() []string {
@@ -312,8 +312,8 @@ func TestOverlap(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := openStore(t, filepath.Join(t.TempDir(), "db"))
 				sleepUntil(date("2026-01-01 00:00:30"))
-				r := &fakeRunner{fn: func(ctx context.Context, _ int, _ Schedule, _ time.Time) (RunResult, error) {
-					return RunResult{}, sleepFor(ctx, 100*time.Second)
+				r := &fakeRunner{fn: func(ctx context.Context, _ int, _ Schedule, _ time.Time) (Run, error) {
+					return Run{}, sleepFor(ctx, 100*time.Second)
 				}}
 				s, stop := start(t, st, r, Config{})
 				sc, err := s.Add(t.Context(), Schedule{Spec: "* * * * *", Overlap: tc.overlap})
@@ -346,22 +346,22 @@ func TestOverlap(t *testing.T) {
 func TestRunOutcomes(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		first   func(ctx context.Context) (RunResult, error)
+		first   func(ctx context.Context) (Run, error)
 		status  store.RunStatus
 		errPart string
 		took    time.Duration
 	}{
-		{"timeout", func(ctx context.Context) (RunResult, error) {
-			return RunResult{SessionID: "half"}, sleepFor(ctx, time.Hour)
+		{"timeout", func(ctx context.Context) (Run, error) {
+			return Run{SessionID: "half"}, sleepFor(ctx, time.Hour)
 		}, store.RunTimedOut, "timed out after 5m0s", 5 * time.Minute},
-		{"runner ignores its context", func(ctx context.Context) (RunResult, error) {
+		{"runner ignores its context", func(ctx context.Context) (Run, error) {
 			time.Sleep(20 * time.Minute)
-			return RunResult{}, nil
+			return Run{}, nil
 		}, store.RunTimedOut, "did not return within 10s", 5*time.Minute + 10*time.Second},
-		{"error", func(ctx context.Context) (RunResult, error) {
-			return RunResult{}, errors.New("claude crashed")
+		{"error", func(ctx context.Context) (Run, error) {
+			return Run{}, errors.New("claude crashed")
 		}, store.RunFailed, "claude crashed", 0},
-		{"panic", func(ctx context.Context) (RunResult, error) {
+		{"panic", func(ctx context.Context) (Run, error) {
 			panic("boom")
 		}, store.RunFailed, "runner panicked: boom", 0},
 	} {
@@ -369,11 +369,11 @@ func TestRunOutcomes(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				st := openStore(t, filepath.Join(t.TempDir(), "db"))
 				sleepUntil(date("2026-01-01 00:00:10"))
-				r := &fakeRunner{fn: func(ctx context.Context, n int, _ Schedule, _ time.Time) (RunResult, error) {
+				r := &fakeRunner{fn: func(ctx context.Context, n int, _ Schedule, _ time.Time) (Run, error) {
 					if n == 1 {
 						return tc.first(ctx)
 					}
-					return RunResult{Text: "fine"}, nil
+					return Run{Result: "fine"}, nil
 				}}
 				s, stop := start(t, st, r, Config{})
 				sc, err := s.Add(t.Context(), Schedule{Spec: "*/30 * * * *", Timeout: 5 * time.Minute})

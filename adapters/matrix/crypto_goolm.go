@@ -10,23 +10,23 @@ import (
 
 	"maunium.net/go/mautrix/crypto/cryptohelper"
 	"maunium.net/go/mautrix/event"
-
-	"github.com/claudeops/claudeops/store"
 )
 
 // setupCrypto starts the crypto machine (state in cfg.CryptoDB) and sets
 // up cross-signing once, keeping its recovery key. Without cross-signing
 // Element marks the bot's messages with a red shield, and clients that
 // follow MSC4153 stop sending it room keys.
-func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error {
+func (a *Adapter) setupCrypto(ctx context.Context, acct Login) error {
 	if a.cfg.CryptoDB == "" {
 		a.log.Warn("matrix: no crypto database configured; encrypted rooms cannot be read")
 		return nil
 	}
 	// Created 0600 before SQLite opens it: its WAL and shared-memory files
 	// then get the same mode.
-	if err := store.MakePrivate(a.cfg.CryptoDB); err != nil {
-		return fmt.Errorf("matrix: the crypto store: %w", err)
+	if a.cfg.PrivateDB != nil {
+		if err := a.cfg.PrivateDB(a.cfg.CryptoDB); err != nil {
+			return fmt.Errorf("matrix: the crypto store: %w", err)
+		}
 	}
 	helper, err := cryptohelper.NewCryptoHelper(a.cli, []byte(acct.PickleKey), a.cfg.CryptoDB)
 	if err != nil {
@@ -86,7 +86,7 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct store.ChatAccount) error
 	}
 	acct.RecoveryKey = recovery
 	acct.UpdatedAt = a.cfg.Now()
-	if err := a.cfg.State.SaveChatAccount(ctx, acct); err != nil {
+	if err := a.cfg.State.SaveLogin(ctx, a.cfg.UserID, acct); err != nil {
 		a.log.Error("matrix: keep the cross-signing recovery key", "err", err)
 	}
 	if a.cfg.RecoveryKeyFile != "" {

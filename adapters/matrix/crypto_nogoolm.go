@@ -4,13 +4,11 @@ package matrix
 
 import (
 	"context"
-
-	"github.com/claudeops/claudeops/store"
 )
 
 // setupCrypto: built without the goolm tag there is no Olm, so encrypted
 // rooms are reported as unreadable (see onEncrypted).
-func (a *Adapter) setupCrypto(context.Context, store.ChatAccount) error {
+func (a *Adapter) setupCrypto(context.Context, Login) error {
 	a.log.Warn("matrix: built without end-to-end encryption (build with -tags goolm); encrypted rooms cannot be read")
 	return nil
 }

@@ -98,7 +98,7 @@ func (h *harness) start() {
 		Homeserver: h.srv.URL, UserID: h.botUser.ID.String(),
 		AccessToken: h.botUser.AccessToken, DeviceID: h.botUser.DeviceID.String(), Password: h.botUser.Password,
 		CryptoDB: base + ".matrix-crypto.db", RecoveryKeyFile: base + ".matrix-recovery-key",
-		EditInterval: 200 * time.Millisecond, State: st,
+		EditInterval: 200 * time.Millisecond, State: matrix.StoreState{Store: st}, PrivateDB: store.MakePrivate,
 	}
 	if h.mod != nil {
 		h.mod(&bc, &mc)

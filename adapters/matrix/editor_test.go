@@ -70,7 +70,7 @@ func connectedAdapter(t *testing.T, hs http.Handler, interval time.Duration) *Ad
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := New(Config{Homeserver: srv.URL, UserID: me, AccessToken: "tok", State: st, EditInterval: interval})
+	a, err := New(Config{Homeserver: srv.URL, UserID: me, AccessToken: "tok", State: StoreState{st}, EditInterval: interval})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,21 +136,77 @@ func TestTypingLastsWhileAnyThreadOfTheRoomIsBusy(t *testing.T) {
 		defer hs.mu.Unlock()
 		return append([]bool(nil), hs.typing...)
 	}
+	waitTyping := func(n int) []bool {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(typing()) < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		return typing()
+	}
 	_ = a.SetStatus(t.Context(), t1, "is thinking…")
 	_ = a.SetStatus(t.Context(), t2, "is thinking…")
-	deadline := time.Now().Add(10 * time.Second)
-	for len(typing()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitTyping(1)
 	_ = a.SetStatus(t.Context(), t1, "")
-	if got := typing(); len(got) != 1 || !got[0] {
-		t.Fatalf("typing notices %v, want one 'typing' while a thread is still busy", got)
-	}
+	// t2 still busy: the room's typer has nothing to send. Setting t1 again
+	// and clearing t2 makes it send nothing either; only the last clear does.
+	_ = a.SetStatus(t.Context(), t1, "is thinking…")
 	_ = a.SetStatus(t.Context(), t2, "")
-	if got := typing(); len(got) != 2 || got[1] {
-		t.Fatalf("typing notices %v, want it cleared when the last thread is done", got)
+	_ = a.SetStatus(t.Context(), t1, "")
+	if got := waitTyping(2); len(got) != 2 || !got[0] || got[1] {
+		t.Fatalf("typing notices %v, want 'typing' while a thread is busy, then one clear", got)
 	}
-	a.Close() // the renewer ends
+	a.Close() // the typer has ended
+	if got := typing(); len(got) != 2 {
+		t.Errorf("typing notices %v after Close, want no more", got)
+	}
+}
+
+// TestSetStatusDoesNotWaitForTheServer: the bot calls SetStatus between a
+// message arriving and the prompt reaching Claude. With the homeserver
+// holding every typing request, SetStatus still returns; once it answers,
+// the last state set is the last one it got.
+func TestSetStatusDoesNotWaitForTheServer(t *testing.T) {
+	release := make(chan struct{})
+	hs := &fakeSend{}
+	var held sync.WaitGroup
+	held.Add(1)
+	var once sync.Once
+	gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/typing/") {
+			once.Do(held.Done)
+			<-release
+		}
+		hs.ServeHTTP(w, r)
+	})
+	a := connectedAdapter(t, gate, time.Second)
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open) // before the server closes, should the test fail
+	th := adapters.ThreadRef{Platform: Platform, Channel: "!r:example.org", Thread: "$a"}
+	_ = a.SetStatus(t.Context(), th, "is thinking…")
+	held.Wait() // the first notice is at the server, held
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 3 {
+			_ = a.SetStatus(t.Context(), th, "")
+			_ = a.SetStatus(t.Context(), th, "is thinking…")
+		}
+		_ = a.SetStatus(t.Context(), th, "")
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("SetStatus waited for the homeserver")
+	}
+	open()
+	a.Close()
+	hs.mu.Lock()
+	got := append([]bool(nil), hs.typing...)
+	hs.mu.Unlock()
+	if len(got) < 2 || !got[0] || got[len(got)-1] {
+		t.Fatalf("typing notices %v: want 'typing' first and a clear last", got)
+	}
 }
 
 // TestStatusMessagesStayWithinAnEvent: tool lines with long code blocks

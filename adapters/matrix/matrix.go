@@ -35,7 +35,6 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/claudeops/claudeops/adapters"
-	"github.com/claudeops/claudeops/store"
 )
 
 // Platform is the ThreadRef.Platform of Matrix threads.
@@ -45,12 +44,48 @@ const Platform = "matrix"
 // retried by mautrix, waiting as the server asks or with a growing backoff.
 const httpRetries = 4
 
-// State is what the adapter keeps between runs; *store.Store implements it.
+// Login is the Matrix login the adapter keeps between runs. The crypto
+// state (Config.CryptoDB) belongs to DeviceID and is encrypted with
+// PickleKey: losing either makes that state unreadable.
+type Login struct {
+	Homeserver  string // the server the token was issued by
+	DeviceID    string
+	AccessToken string
+	PickleKey   string // hex, 32 random bytes
+	RecoveryKey string // of the cross-signing keys; empty until set up
+	UpdatedAt   time.Time
+}
+
+// SyncPosition is where the account's sync stands: the next_batch token a
+// restart syncs from and the server-side filter it syncs with.
+type SyncPosition struct {
+	NextBatch, FilterID string
+	SavedAt             time.Time // when it was saved
+}
+
+// State is what the adapter keeps between runs, per Matrix user id
+// (cmd/claudeops keeps it in the bot's database). Each method returns an
+// error only when the storage failed; the adapter stops what it was doing
+// on one (Connect fails; a sync stops rather than lose its position).
+//
+//   - Login returns the user's saved login; ok is false when there is none.
+//   - SaveLogin creates or replaces it, durably before it returns: a token
+//     or device lost after a password login leaves the crypto state to a
+//     device the bot cannot log in as again.
+//   - SyncPosition returns the saved position; the zero value when none
+//     (the first sync is then an initial one).
+//   - SaveSyncPosition replaces it, durably before it returns. The adapter
+//     saves a next_batch only after every event before it was delivered
+//     (and the bot recorded it), so a restart syncs nothing twice that was
+//     handled and skips nothing that was not.
+//
+// Which events were already processed is not State's: the bot records each
+// event id it is given and drops redeliveries itself.
 type State interface {
-	ChatAccount(ctx context.Context, platform, account string) (store.ChatAccount, bool, error)
-	SaveChatAccount(ctx context.Context, a store.ChatAccount) error
-	SyncCursor(ctx context.Context, platform, account string) (store.SyncCursor, error)
-	SaveSyncCursor(ctx context.Context, platform, account string, c store.SyncCursor, at time.Time) error
+	Login(ctx context.Context, user string) (l Login, ok bool, err error)
+	SaveLogin(ctx context.Context, user string, l Login) error
+	SyncPosition(ctx context.Context, user string) (SyncPosition, error)
+	SaveSyncPosition(ctx context.Context, user string, p SyncPosition) error
 }
 
 // Config configures the adapter; cmd fills it from the environment.
@@ -64,6 +99,10 @@ type Config struct {
 	Password    string
 	// CryptoDB is the SQLite file of the end-to-end encryption state.
 	CryptoDB string
+	// PrivateDB readies CryptoDB before SQLite opens it so that it and the
+	// files SQLite keeps beside it are the bot's user's alone (cmd passes
+	// store.MakePrivate); nil leaves their modes to SQLite and the umask.
+	PrivateDB func(path string) error
 	// RecoveryKeyFile receives the cross-signing recovery key when the bot
 	// sets cross-signing up (it is also kept in State).
 	RecoveryKeyFile string
@@ -105,6 +144,7 @@ type Adapter struct {
 	reported    map[string]bool           // undecryptable sessions already reported
 	direct      map[id.RoomID]bool
 	typing      map[id.RoomID]map[string]bool // threads with a turn running, per room
+	typers      map[id.RoomID]chan struct{}   // the running typer of a room, woken by SetStatus
 
 	closing     chan struct{} // closed by Close: background work ends
 	closeOnce   sync.Once
@@ -166,6 +206,7 @@ func New(cfg Config) (*Adapter, error) {
 		reported: make(map[string]bool),
 		direct:   make(map[id.RoomID]bool),
 		typing:   make(map[id.RoomID]map[string]bool),
+		typers:   make(map[id.RoomID]chan struct{}),
 		closing:  make(chan struct{}),
 	}
 	a.cur = &cursor{state: cfg.State, account: cfg.UserID, now: cfg.Now}
@@ -180,10 +221,15 @@ func (a *Adapter) Name() string { return Platform }
 // EditInterval implements adapters.Pacer.
 func (a *Adapter) EditInterval() time.Duration { return a.cfg.EditInterval }
 
-// Close sends the edits still pending (for at most 30 s) and closes the
-// crypto store. Call it after the bot has shut down.
+// Close sends the edits still pending (for at most 30 s), clears the
+// typing notices it showed, and closes the crypto store. Call it after the
+// bot has shut down.
 func (a *Adapter) Close() {
-	a.closeOnce.Do(func() { close(a.closing) })
+	a.closeOnce.Do(func() {
+		a.mu.Lock() // SetStatus starts no typer after this
+		close(a.closing)
+		a.mu.Unlock()
+	})
 	a.wg.Wait()
 	a.ed.close()
 	a.mu.Lock()
@@ -269,13 +315,10 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 
 // login returns the account record in use: the configured token, the
 // stored login, or a fresh password login (stored for the next start).
-func (a *Adapter) login(ctx context.Context) (store.ChatAccount, error) {
-	acct, ok, err := a.cfg.State.ChatAccount(ctx, Platform, a.cfg.UserID)
+func (a *Adapter) login(ctx context.Context) (Login, error) {
+	acct, _, err := a.cfg.State.Login(ctx, a.cfg.UserID)
 	if err != nil {
 		return acct, fmt.Errorf("matrix: load the stored login: %w", err)
-	}
-	if !ok {
-		acct = store.ChatAccount{Platform: Platform, Account: a.cfg.UserID}
 	}
 	if acct.PickleKey == "" {
 		k := make([]byte, 32)
@@ -291,7 +334,7 @@ func (a *Adapter) login(ctx context.Context) (store.ChatAccount, error) {
 		if a.cfg.DeviceID != "" {
 			acct.DeviceID = a.cfg.DeviceID
 		}
-	case acct.AccessToken != "" && acct.Server == a.cfg.Homeserver:
+	case acct.AccessToken != "" && acct.Homeserver == a.cfg.Homeserver:
 		// The stored password login: its device owns the crypto state.
 	default:
 		if err := a.passwordLogin(ctx, &acct); err != nil {
@@ -327,16 +370,16 @@ func (a *Adapter) login(ctx context.Context) (store.ChatAccount, error) {
 		return acct, fmt.Errorf("matrix: MATRIX_DEVICE_ID %s is not the access token's device (%s)", acct.DeviceID, who.DeviceID)
 	}
 	a.cli.DeviceID = id.DeviceID(acct.DeviceID)
-	acct.Server = a.cfg.Homeserver
+	acct.Homeserver = a.cfg.Homeserver
 	acct.UpdatedAt = a.cfg.Now()
-	if err := a.cfg.State.SaveChatAccount(ctx, acct); err != nil {
+	if err := a.cfg.State.SaveLogin(ctx, a.cfg.UserID, acct); err != nil {
 		return acct, fmt.Errorf("matrix: store the login: %w", err)
 	}
 	return acct, nil
 }
 
 // passwordLogin logs in with MATRIX_PASSWORD, on acct's device if it has one.
-func (a *Adapter) passwordLogin(ctx context.Context, acct *store.ChatAccount) error {
+func (a *Adapter) passwordLogin(ctx context.Context, acct *Login) error {
 	resp, err := a.cli.Login(ctx, &mautrix.ReqLogin{
 		Type:                     mautrix.AuthTypePassword,
 		Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: a.cfg.UserID},
@@ -398,11 +441,11 @@ func (c *cursor) load(ctx context.Context) error {
 	if c.loaded {
 		return nil
 	}
-	sc, err := c.state.SyncCursor(ctx, Platform, c.account)
+	sc, err := c.state.SyncPosition(ctx, c.account)
 	if err != nil {
 		return fmt.Errorf("matrix: load the sync position: %w", err)
 	}
-	c.next, c.durable, c.durableAt, c.filterID, c.loaded = sc.NextBatch, sc.NextBatch, sc.At, sc.FilterID, true
+	c.next, c.durable, c.durableAt, c.filterID, c.loaded = sc.NextBatch, sc.NextBatch, sc.SavedAt, sc.FilterID, true
 	return nil
 }
 
@@ -410,7 +453,7 @@ func (c *cursor) SaveFilterID(ctx context.Context, _ id.UserID, filterID string)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.filterID = filterID
-	return c.state.SaveSyncCursor(ctx, Platform, c.account, store.SyncCursor{NextBatch: c.durable, FilterID: filterID}, c.now())
+	return c.state.SaveSyncPosition(ctx, c.account, SyncPosition{NextBatch: c.durable, FilterID: filterID, SavedAt: c.now()})
 }
 
 func (c *cursor) LoadFilterID(ctx context.Context, _ id.UserID) (string, error) {
@@ -458,7 +501,7 @@ func (c *cursor) commit(ctx context.Context, token string) error {
 		return nil
 	}
 	at := c.now()
-	if err := c.state.SaveSyncCursor(ctx, Platform, c.account, store.SyncCursor{NextBatch: token, FilterID: c.filterID}, at); err != nil {
+	if err := c.state.SaveSyncPosition(ctx, c.account, SyncPosition{NextBatch: token, FilterID: c.filterID, SavedAt: at}); err != nil {
 		return err
 	}
 	c.durable, c.durableAt = token, at

@@ -24,7 +24,7 @@ func TestScheduledRunOpensAThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	prefix := "matrix/" + room.String() + "/"
-	if res.Text != "ok: nightly check" || res.SessionID == "" || !strings.HasPrefix(res.ThreadKey, prefix) {
+	if res.Result != "ok: nightly check" || res.SessionID == "" || !strings.HasPrefix(res.ThreadKey, prefix) {
 		t.Fatalf("result %+v", res)
 	}
 	root := id.EventID(strings.TrimPrefix(res.ThreadKey, prefix))

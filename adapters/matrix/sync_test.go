@@ -25,7 +25,7 @@ func testAdapter(t *testing.T) *Adapter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	a, err := New(Config{Homeserver: "http://127.0.0.1:1", UserID: me, AccessToken: "tok", State: st})
+	a, err := New(Config{Homeserver: "http://127.0.0.1:1", UserID: me, AccessToken: "tok", State: StoreState{st}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,15 +155,15 @@ func TestPromptClicks(t *testing.T) {
 
 // memState counts cursor saves and can fail them.
 type memState struct {
-	*store.Store
+	StoreState
 	fail bool
 }
 
-func (m *memState) SaveSyncCursor(ctx context.Context, p, acct string, c store.SyncCursor, at time.Time) error {
+func (m *memState) SaveSyncPosition(ctx context.Context, user string, p SyncPosition) error {
 	if m.fail {
 		return errors.New("disk full")
 	}
-	return m.Store.SaveSyncCursor(ctx, p, acct, c, at)
+	return m.StoreState.SaveSyncPosition(ctx, user, p)
 }
 
 func TestCursorPersistsOnlyDeliveredPositions(t *testing.T) {
@@ -172,7 +172,7 @@ func TestCursorPersistsOnlyDeliveredPositions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ms := &memState{Store: st}
+	ms := &memState{StoreState: StoreState{st}}
 	c := &cursor{state: ms, account: me, now: time.Now}
 	ctx := t.Context()
 	durable := func() string {

@@ -21,7 +21,7 @@ func TestScheduledRunOpensAThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Text != "ok: nightly check" || res.SessionID == "" || !strings.HasPrefix(res.ThreadKey, "slack/"+general+"/") {
+	if res.Result != "ok: nightly check" || res.SessionID == "" || !strings.HasPrefix(res.ThreadKey, "slack/"+general+"/") {
 		t.Errorf("result %+v", res)
 	}
 	root := strings.TrimPrefix(res.ThreadKey, "slack/"+general+"/")

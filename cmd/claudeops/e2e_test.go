@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type botProc struct {
 	stdin  io.WriteCloser
 	mu     sync.Mutex
 	lines  []string
+	logs   []string // stderr: the bot's log
 	notify chan struct{}
 	done   chan struct{}
 	cursor int
@@ -54,11 +56,11 @@ func startBotProc(t *testing.T, env []string) *botProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = &testLog{t: t}
+	b := &botProc{t: t, cmd: cmd, stdin: in, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	cmd.Stderr = &testLog{t: t, bot: b}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	b := &botProc{t: t, cmd: cmd, stdin: in, notify: make(chan struct{}, 1), done: make(chan struct{})}
 	go func() {
 		defer close(b.done)
 		sc := bufio.NewScanner(out)
@@ -81,13 +83,19 @@ func startBotProc(t *testing.T, env []string) *botProc {
 }
 
 type testLog struct {
-	t  *testing.T
-	mu sync.Mutex
+	t   *testing.T
+	bot *botProc // if set, gets the lines
+	mu  sync.Mutex
 }
 
 func (l *testLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if b := l.bot; b != nil {
+		b.mu.Lock()
+		b.logs = append(b.logs, strings.Split(strings.TrimRight(string(p), "\n"), "\n")...)
+		b.mu.Unlock()
+	}
 	if testing.Verbose() {
 		l.t.Logf("bot: %s", strings.TrimRight(string(p), "\n"))
 	}
@@ -127,6 +135,38 @@ func (b *botProc) expect(pattern string) []string {
 		case <-deadline:
 			b.t.Fatalf("no line matching %q; output:\n%s", pattern, strings.Join(all, "\n"))
 		}
+	}
+}
+
+// waitLog waits until the bot has logged a line containing msg.
+func (b *botProc) waitLog(msg string) {
+	b.t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !slices.ContainsFunc(b.logLines(), func(l string) bool { return strings.Contains(l, msg) }) {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the bot did not log %q; log:\n%s", msg, strings.Join(b.logLines(), "\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (b *botProc) logLines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.logs...)
+}
+
+// logOrder checks that the log has a line with each of msgs, in this order.
+func logOrder(t *testing.T, log []string, msgs ...string) {
+	t.Helper()
+	i := 0
+	for _, l := range log {
+		if i < len(msgs) && strings.Contains(l, "msg=\""+msgs[i]+"\"") {
+			i++
+		}
+	}
+	if i < len(msgs) {
+		t.Errorf("log lacks %q after %q; log:\n%s", msgs[i], msgs[:i], strings.Join(log, "\n"))
 	}
 }
 
@@ -241,12 +281,17 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	}
 }
 
-// TestSIGTERMShutsDownInOrder: a signal stops intake, stops the sessions
-// (their pending approvals expire and say so) and exits 0, leaving no
-// claude process behind.
+// TestSIGTERMShutsDownInOrder: a signal stops intake, then the scheduler,
+// then the sessions (their pending approvals expire and say so), then the
+// adapters, then the store, as the log shows in that order, and exits 0,
+// leaving no claude process behind. A message typed once intake has
+// stopped reaches neither the bot's store nor Claude.
 func TestSIGTERMShutsDownInOrder(t *testing.T) {
 	bin := testcli.Bin(t)
 	api := fakeanthropic.Start(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if strings.Contains(req.Transcript(), "too late") {
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("taken after shutdown")}}
+		}
 		if len(req.ToolResults()) > 0 {
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("done")}}
 		}
@@ -264,14 +309,29 @@ func TestSIGTERMShutsDownInOrder(t *testing.T) {
 	b := startBotProc(t, env)
 	b.say("make a file")
 	id := b.expect(`^\[main\] \? approval (\w+): Bash`)[1]
+	b.say("/thread late") // a fresh thread: a message there would start a claude
+	b.expect(`^\[late\] \* switched to thread late$`)
 	start := time.Now()
 	if err := b.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	b.waitLog(`msg="shutdown: stopped intake"`)
+	b.say("too late")
 	b.expect(`^\[main\] ! approval ` + id + `: Expired: the bot is shutting down\.$`)
 	<-b.done
 	if err := b.cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	logOrder(t, b.logLines(), "shutting down",
+		"shutdown: stopping intake", "shutdown: stopped intake",
+		"shutdown: stopping scheduler", "shutdown: stopped scheduler",
+		"shutdown: stopping sessions", "shutdown: stopped sessions",
+		"shutdown: closing adapters", "shutdown: closed adapters",
+		"shutdown: closed store")
+	for _, r := range api.Requests() {
+		if strings.Contains(r.Transcript(), "too late") {
+			t.Errorf("a message sent after intake stopped reached Claude: %q", r.LastUserText())
+		}
 	}
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("shutdown took %s", took)
@@ -286,6 +346,15 @@ func TestSIGTERMShutsDownInOrder(t *testing.T) {
 	defer st.Close()
 	if a, ok, _ := st.GetApproval(context.Background(), id); !ok || a.State != "expired" {
 		t.Errorf("approval after shutdown: %+v", a)
+	}
+	threads, err := st.ListThreads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range threads {
+		if strings.HasSuffix(th.Key, "/late") {
+			t.Errorf("a message sent after intake stopped made a thread: %+v", th)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(work, "later.txt")); !os.IsNotExist(err) {
 		t.Errorf("the unapproved command ran: %v", err)

@@ -31,7 +31,7 @@ func start() int {
 	environ, err := takeSecrets()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "claudeops: %v\n", err)
-		return 1
+		return exitFailure
 	}
 	return run(os.Args[1:], environ, os.Stdin, os.Stdout, os.Stderr)
 }
@@ -41,7 +41,7 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 	cfg, err := loadConfig(environ)
 	if err != nil {
 		fmt.Fprintf(stderr, "claudeops: configuration: %v\n", err)
-		return claudeproc.ExitConfig
+		return exitConfig
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 
@@ -63,10 +63,10 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 		return runBot(ctx, cfg, cmd == "console", log, stdin, stdout)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
-		return 0
+		return exitOK
 	default:
 		fmt.Fprintf(stderr, "claudeops: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		return exitUsage
 	}
 }
 
@@ -84,29 +84,30 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// checkCLI applies the version policy at start: a missing CLI exits 72, one
-// older than supported exits 78, a newer one warns and continues.
+// checkCLI applies the version policy at start: a missing CLI exits
+// exitNotFound, one older than supported exitConfig, a newer one warns and
+// continues.
 func checkCLI(ctx context.Context, cfg config, log *slog.Logger) (int, bool) {
 	if cfg.Runner.Kind == "docker" {
-		return 0, true // the CLI is the image's: the docker runner checks it there
+		return exitOK, true // the CLI is the image's: the docker runner checks it there
 	}
 	info, err := claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
 	switch {
 	case errors.Is(err, claudeproc.ErrNotFound):
 		log.Error(info.Message, "err", err)
-		return claudeproc.ExitNotFound, false
+		return exitNotFound, false
 	case errors.Is(err, claudeproc.ErrIncompatible):
 		log.Error(info.Message, "err", err)
-		return claudeproc.ExitConfig, false
+		return exitConfig, false
 	case err != nil:
 		log.Error("claude CLI version check failed", "err", err)
-		return claudeproc.ExitConfig, false
+		return exitConfig, false
 	case info.Level != claudeproc.CompatFull:
 		log.Warn(info.Message, "bin", info.Bin)
 	default:
 		log.Info(info.Message, "bin", info.Bin)
 	}
-	return 0, true
+	return exitOK, true
 }
 
 func printVersion(ctx context.Context, cfg config, w io.Writer) int {
@@ -121,9 +122,9 @@ func printVersion(ctx context.Context, cfg config, w io.Writer) int {
 	fmt.Fprintf(w, "supported: >= %s, tested up to %s\n", claudeproc.MinVersion, claudeproc.TestedVersion)
 	switch {
 	case errors.Is(err, claudeproc.ErrNotFound):
-		return claudeproc.ExitNotFound
+		return exitNotFound
 	case err != nil:
-		return claudeproc.ExitConfig
+		return exitConfig
 	}
-	return 0
+	return exitOK
 }

@@ -57,7 +57,7 @@ func TestVersionCommand(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"version"}, []string{"CLAUDEOPS_MAX_SESSIONS=zero"}, nil, &out, &errb); code != claudeproc.ExitConfig || !strings.Contains(errb.String(), "CLAUDEOPS_MAX_SESSIONS") {
+	if code := run([]string{"version"}, []string{"CLAUDEOPS_MAX_SESSIONS=zero"}, nil, &out, &errb); code != 78 || !strings.Contains(errb.String(), "CLAUDEOPS_MAX_SESSIONS") {
 		t.Errorf("exit %d: %s", code, errb.String())
 	}
 	if code := run([]string{"frobnicate"}, nil, nil, &out, &errb); code != 2 {

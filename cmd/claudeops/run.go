@@ -11,42 +11,58 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/claudeops/claudeops/adapters/console"
 	matrixadapter "github.com/claudeops/claudeops/adapters/matrix"
 	slackadapter "github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/scheduler"
 	"github.com/claudeops/claudeops/store"
 )
 
-// runBot opens the store, starts the bot and its adapters, and runs until
-// ctx ends (a signal) or, for the console, until its input ends and the
-// running turns are done. Shutdown is ordered: intake stops, sessions are
-// stopped, the store closes last.
+// runBot builds the app and runs it until ctx ends (a signal), a part
+// fails, or, for the console, its input ends and the running turns are
+// done; then it stops the parts in order (see app.shutdown).
 func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer) int {
+	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout)
+	if a == nil {
+		return code
+	}
+	return a.run(ctx)
+}
+
+// app is the bot with everything it runs: built by buildApp, run by run.
+type app struct {
+	log    *slog.Logger
+	st     *store.Store
+	b      *bot.Bot
+	sch    *scheduler.Scheduler
+	con    *console.Adapter
+	sl     *slackadapter.Adapter
+	mx     *matrixadapter.Adapter
+	srv    *http.Server // nil without CLAUDEOPS_HTTP_ADDR
+	ln     net.Listener
+	stdout io.Writer
+}
+
+// buildApp checks the platforms' configuration, opens the store and builds
+// the bot, its adapters, the scheduler and the HTTP listener. On failure it
+// returns nil and the exit code, having closed what it opened.
+func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer) (*app, int) {
 	slackSet := cfg.SlackBotToken != "" || cfg.SlackAppToken != "" || cfg.SlackSigningSecret != ""
 	matrixSet := cfg.MatrixHomeserver != "" || cfg.MatrixAccessToken != "" || cfg.MatrixPassword != ""
-	useConsole := consoleOnly || (!slackSet && !matrixSet)
-	var sl *slackadapter.Adapter
+	a := &app{log: log, stdout: stdout}
 	if slackSet && !consoleOnly {
-		var err error
-		sl, err = slackadapter.New(slackadapter.Config{
-			BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, SigningSecret: cfg.SlackSigningSecret,
-			APIURL: cfg.SlackAPIURL, AllowBots: cfg.SlackAllowBots, Streaming: cfg.SlackStreaming, Logger: log,
-		})
-		if err != nil {
-			log.Error("slack configuration", "err", err)
-			return 78
-		}
-		if cfg.SlackSigningSecret != "" && cfg.HTTPAddr == "" {
-			log.Error("SLACK_SIGNING_SECRET is set but CLAUDEOPS_HTTP_ADDR is not: nowhere to receive Slack's HTTP deliveries")
-			return 78
+		var code int
+		if a.sl, code = newSlack(cfg, log); a.sl == nil {
+			return nil, code
 		}
 	}
-
 	if err := prepareStateDir(cfg.StateDir); err != nil {
 		log.Error("state directory", "path", cfg.StateDir, "err", err)
-		return 1
+		return nil, exitFailure
 	}
 	if old := leftBehind(cfg); old != "" {
 		log.Warn("a database at the old default place is not used: the bot's state now lives in its state directory; "+
@@ -56,20 +72,93 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	st, err := store.Open(ctx, cfg.DB)
 	if err != nil {
 		log.Error("open database", "path", cfg.DB, "err", err)
-		return 1
+		return nil, exitFailure
 	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			log.Error("close database", "err", err)
-		}
-	}()
+	a.st = st
+	if code := a.build(ctx, cfg, consoleOnly || (!slackSet && !matrixSet), matrixSet && !consoleOnly, stdin); code != exitOK {
+		a.closeStore()
+		return nil, code
+	}
+	return a, exitOK
+}
 
+// newSlack configures the Slack adapter; nil and the exit code when it
+// cannot be.
+func newSlack(cfg config, log *slog.Logger) (*slackadapter.Adapter, int) {
+	sl, err := slackadapter.New(slackadapter.Config{
+		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, SigningSecret: cfg.SlackSigningSecret,
+		APIURL: cfg.SlackAPIURL, AllowBots: cfg.SlackAllowBots, Streaming: cfg.SlackStreaming, Logger: log,
+	})
+	if err != nil {
+		log.Error("slack configuration", "err", err)
+		return nil, exitConfig
+	}
+	if cfg.SlackSigningSecret != "" && cfg.HTTPAddr == "" {
+		log.Error("SLACK_SIGNING_SECRET is set but CLAUDEOPS_HTTP_ADDR is not: nowhere to receive Slack's HTTP deliveries")
+		return nil, exitConfig
+	}
+	return sl, exitOK
+}
+
+// build makes the bot, the console and Matrix adapters, the scheduler and
+// the HTTP listener over the open store; it returns an exit code.
+func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool, stdin io.Reader) int {
+	log := a.log
 	runner, err := buildRunner(ctx, cfg, log)
 	if err != nil {
 		log.Error("set up the session runner", "err", err)
-		return 1
+		return exitFailure
 	}
-	bcfg := bot.Config{
+	bcfg := botConfig(cfg, runner, log)
+	if useConsole {
+		// The person at the console is the operator: allowed, and an admin.
+		bcfg.AllowedUsers = append(bcfg.AllowedUsers, console.OperatorID)
+		bcfg.Admins = append(bcfg.Admins, console.OperatorID)
+		a.con = console.New(console.Options{In: stdin, Out: a.stdout, TestHooks: cfg.ConsoleTestHooks})
+	} else if len(cfg.AllowedUsers) == 0 {
+		log.Warn("CLAUDEOPS_ALLOWED_USERS is empty: nobody may use the bot")
+	}
+	a.b = bot.New(bcfg, a.st)
+	if a.con != nil {
+		a.b.AddAdapter(a.con)
+	}
+	if a.sl != nil {
+		a.b.AddAdapter(a.sl)
+	}
+	if useMatrix {
+		if a.mx, err = newMatrix(cfg, a.st, a.b.Allowed, log); err != nil {
+			log.Error("matrix configuration", "err", err)
+			return exitConfig
+		}
+		a.b.AddAdapter(a.mx)
+		// Logged in before Recover: it edits prompts a previous run left open.
+		if err := a.mx.Connect(ctx); err != nil {
+			log.Error("matrix", "err", err)
+			return exitFailure
+		}
+	}
+	if err := a.b.Recover(ctx); err != nil {
+		log.Error("recover state", "err", err)
+		return exitFailure
+	}
+	scfg := cfg.Scheduler
+	scfg.Logger = log
+	if a.sch, err = scheduler.New(scfg, a.st, a.b); err != nil {
+		log.Error("scheduler", "err", err)
+		return exitFailure
+	}
+	a.b.SetScheduler(a.sch)
+	if cfg.HTTPAddr != "" {
+		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.sl, a.b); err != nil {
+			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
+			return exitFailure
+		}
+	}
+	return exitOK
+}
+
+func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Config {
+	return bot.Config{
 		Runner:          runner,
 		ClaudeBin:       cfg.ClaudeBin,
 		ClaudeEnv:       cfg.ClaudeEnv,
@@ -86,135 +175,152 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
 		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
 	}
-	var con *console.Adapter
-	if useConsole {
-		// The person at the console is the operator: allowed, and an admin.
-		bcfg.AllowedUsers = append(bcfg.AllowedUsers, console.OperatorID)
-		bcfg.Admins = append(bcfg.Admins, console.OperatorID)
-		con = console.New(console.Options{In: stdin, Out: stdout, TestHooks: cfg.ConsoleTestHooks})
-	} else if len(cfg.AllowedUsers) == 0 {
-		log.Warn("CLAUDEOPS_ALLOWED_USERS is empty: nobody may use the bot")
-	}
-	b := bot.New(bcfg, st)
-	if con != nil {
-		b.AddAdapter(con)
-	}
-	if sl != nil {
-		b.AddAdapter(sl)
-	}
-	var mx *matrixadapter.Adapter
-	if matrixSet && !consoleOnly {
-		if mx, err = newMatrix(cfg, st, b.Allowed, log); err != nil {
-			log.Error("matrix configuration", "err", err)
-			return 78
-		}
-		b.AddAdapter(mx)
-		// Logged in before Recover: it edits prompts a previous run left open.
-		if err := mx.Connect(ctx); err != nil {
-			log.Error("matrix", "err", err)
-			return 1
-		}
-	}
-	if err := b.Recover(ctx); err != nil {
-		log.Error("recover state", "err", err)
-		return 1
-	}
+}
 
-	scfg := cfg.Scheduler
-	scfg.Logger = log
-	sch, err := scheduler.New(scfg, st, botRunner{b})
-	if err != nil {
-		log.Error("scheduler", "err", err)
-		return 1
-	}
-	b.SetScheduler(schedulerCommands{sch})
+// stage is a group of the app's goroutines that is stopped together: its
+// context is cancelled, then its goroutines are waited for.
+type stage struct {
+	name   string
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	botDone := make(chan struct{})
-	go func() {
-		defer close(botDone)
-		_ = b.Run(runCtx)
-	}()
-	intakeCtx, stopIntake := context.WithCancel(runCtx)
-	defer stopIntake()
-	// The scheduler stops with intake, before the sessions: a run it cuts
-	// off is recorded as interrupted while the store is still open.
-	schedDone := make(chan struct{})
-	go func() {
-		defer close(schedDone)
-		if err := sch.Run(intakeCtx); err != nil {
-			log.Error("scheduler stopped", "err", err)
+// newStage's context ends only when the stage is stopped: a signal does
+// not reach the parts directly, shutdown stops them one stage at a time.
+func newStage(ctx context.Context, name string) *stage {
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	return &stage{name: name, ctx: sctx, cancel: cancel}
+}
+
+// spawn runs fn in g as part of the stage. An error before the stage is
+// stopped fails the group, which starts the shutdown; after, only a part
+// that did not stop counts.
+func (s *stage) spawn(g *errgroup.Group, what string, fn func(context.Context) error) {
+	s.wg.Add(1)
+	g.Go(func() error {
+		defer s.wg.Done()
+		if err := fn(s.ctx); err != nil && (s.ctx.Err() == nil || errors.Is(err, errNotStopped)) {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-	}()
-	if con != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := con.Run(intakeCtx, b.Deliver); err != nil {
-				log.Error("console", "err", err)
-			}
-		}()
-		fmt.Fprintf(stdout, "claudeops console: type a message for Claude; `help` lists commands, `/thread <name>` switches threads.\n")
-		go func() {
-			select {
-			case <-con.InputClosed():
-				// Scripted use: let what was asked finish, then exit.
-				b.WaitIdle(runCtx)
-				log.Info("console input ended and nothing is running; exiting")
-				cancel()
-			case <-runCtx.Done():
-			}
-		}()
+		return nil
+	})
+}
+
+func (s *stage) stop() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// errNotStopped: a part did not stop within its grace after its stage was
+// stopped.
+var errNotStopped = errors.New("did not stop in time")
+
+// errInputEnded ends a console run whose input ended once nothing runs.
+var errInputEnded = errors.New("console input ended")
+
+// sessionsGrace is how long the sessions get to stop.
+const sessionsGrace = time.Minute
+
+// run runs the app under one errgroup until ctx ends or a part fails or
+// ends the run, then shuts down in order; it returns the exit code.
+func (a *app) run(ctx context.Context) int {
+	g, gctx := errgroup.WithContext(ctx)
+	intake, sched, sessions := newStage(ctx, "intake"), newStage(ctx, "scheduler"), newStage(ctx, "sessions")
+	sessions.spawn(g, "sessions", func(ctx context.Context) error { return runGrace(ctx, a.b.Run, sessionsGrace) })
+	sched.spawn(g, "scheduler", a.sch.Run)
+	if a.con != nil {
+		intake.spawn(g, "console", func(ctx context.Context) error { return a.con.Run(ctx, a.b.Deliver) })
+		fmt.Fprintf(a.stdout, "claudeops console: type a message for Claude; `help` lists commands, `/thread <name>` switches threads.\n")
+		g.Go(func() error { return a.untilInputDone(gctx, sessions.ctx) })
 	}
-	if sl != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := sl.Run(intakeCtx, b.Deliver); err != nil {
-				log.Error("slack adapter stopped", "err", err)
-				cancel()
-			}
-		}()
+	if a.sl != nil {
+		intake.spawn(g, "slack adapter", func(ctx context.Context) error { return a.sl.Run(ctx, a.b.Deliver) })
 	}
-	if mx != nil {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := mx.Run(intakeCtx, b.Deliver); err != nil {
-				log.Error("matrix adapter stopped", "err", err)
-				cancel()
-			}
-		}()
+	if a.mx != nil {
+		intake.spawn(g, "matrix adapter", func(ctx context.Context) error { return a.mx.Run(ctx, a.b.Deliver) })
 	}
-	if cfg.HTTPAddr != "" {
-		srv, err := serveHTTP(intakeCtx, cfg.HTTPAddr, sl, b, log)
-		if err != nil {
-			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
-			cancel()
-		} else {
-			defer srv.Close()
-		}
+	if a.srv != nil {
+		intake.spawn(g, "http server", a.serveHTTP)
 	}
-	<-runCtx.Done()
-	log.Info("shutting down")
-	stopIntake()
-	wg.Wait()
-	<-schedDone
+	g.Go(func() error {
+		<-gctx.Done()
+		a.shutdown(intake, sched, sessions)
+		return nil
+	})
+	err := g.Wait()
+	a.closeStore()
+	switch {
+	case err == nil, errors.Is(err, errInputEnded):
+		return exitOK
+	default:
+		a.log.Error("stopped", "err", err)
+		return exitFailure
+	}
+}
+
+// shutdown stops the app in order: intake (no new events), the scheduler
+// (no new runs; a run it cuts off is recorded as interrupted while the bot
+// and store still work), the sessions (claude processes closed, pending
+// approvals expired), then the adapters (their queued edits sent). The
+// store closes after, in run. Each step is logged: operators and tests see
+// the order.
+func (a *app) shutdown(stages ...*stage) {
+	a.log.Info("shutting down")
+	for _, s := range stages {
+		a.log.Info("shutdown: stopping " + s.name)
+		s.stop()
+		a.log.Info("shutdown: stopped " + s.name)
+	}
+	a.log.Info("shutdown: closing adapters")
+	if a.sl != nil {
+		a.sl.Close() // last edits: final texts, expired prompts
+	}
+	if a.mx != nil {
+		a.mx.Close()
+	}
+	a.log.Info("shutdown: closed adapters")
+}
+
+// untilInputDone ends the run when the console's input has ended and what
+// was asked has finished (scripted use).
+func (a *app) untilInputDone(ctx, sessions context.Context) error {
 	select {
-	case <-botDone:
-	case <-time.After(time.Minute):
-		log.Error("sessions did not stop within a minute")
-		return 1
+	case <-a.con.InputClosed():
+		a.b.WaitIdle(sessions)
+		a.log.Info("console input ended and nothing is running; exiting")
+		return errInputEnded
+	case <-ctx.Done():
+		return nil
 	}
-	if sl != nil {
-		sl.Close() // last edits: final texts, expired prompts
+}
+
+func (a *app) closeStore() {
+	if err := a.st.Close(); err != nil {
+		a.log.Error("close database", "err", err)
+		return
 	}
-	if mx != nil {
-		mx.Close()
+	a.log.Info("shutdown: closed store")
+}
+
+// runGrace runs fn(ctx) and returns its error, or an error when fn has not
+// returned within grace after ctx ended (fn's goroutine is then left).
+func runGrace(ctx context.Context, fn func(context.Context) error, grace time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
 	}
-	return 0
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("%w (%s)", errNotStopped, grace)
+	}
 }
 
 // newMatrix configures the Matrix adapter: its login and sync position live
@@ -225,17 +331,18 @@ func newMatrix(cfg config, st *store.Store, mayInvite func(string) bool, log *sl
 		Homeserver: cfg.MatrixHomeserver, UserID: cfg.MatrixUserID,
 		AccessToken: cfg.MatrixAccessToken, DeviceID: cfg.MatrixDeviceID, Password: cfg.MatrixPassword,
 		CryptoDB:        cryptoDB,
+		PrivateDB:       store.MakePrivate,
 		RecoveryKeyFile: recoveryKey,
 		EditInterval:    cfg.MatrixEditInterval,
 		MayInvite:       mayInvite,
-		State:           st,
+		State:           matrixState{st},
 		Logger:          log,
 	})
 }
 
-// serveHTTP serves Slack's HTTP mode at /slack/events and the operational
-// endpoints (/healthz) on addr until ctx ends.
-func serveHTTP(ctx context.Context, addr string, sl *slackadapter.Adapter, b *bot.Bot, log *slog.Logger) (*http.Server, error) {
+// newHTTP makes the server for Slack's HTTP mode at /slack/events and the
+// operational endpoints (/healthz), listening on addr.
+func newHTTP(addr string, sl *slackadapter.Adapter, b *bot.Bot) (*http.Server, net.Listener, error) {
 	mux := http.NewServeMux()
 	if sl != nil {
 		mux.Handle("POST /slack/events", sl.HTTPHandler())
@@ -245,23 +352,28 @@ func serveHTTP(ctx context.Context, addr string, sl *slackadapter.Adapter, b *bo
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if sl != nil {
 		sl.ConfigureServer(srv) // slow or idle clients are cut off
 	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	log.Info("http listening", "addr", ln.Addr().String())
-	return srv, nil
+	return srv, ln, nil
+}
+
+// serveHTTP serves until ctx ends, then lets requests in flight finish
+// (for at most 5 s).
+func (a *app) serveHTTP(ctx context.Context) error {
+	a.log.Info("http listening", "addr", a.ln.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- a.srv.Serve(a.ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = a.srv.Shutdown(sctx)
+	return nil
 }

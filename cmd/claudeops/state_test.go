@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/claudeops/claudeops/claudeproc"
 )
 
 // TestStateDirDefaults: where the bot keeps its state when told nothing,
@@ -139,7 +137,7 @@ func TestStateApartFromWorkdir(t *testing.T) {
 				}
 				return
 			}
-			if code != claudeproc.ExitConfig {
+			if code != 78 {
 				t.Fatalf("exit %d, want 78; output: %s%s", code, out.String(), errb.String())
 			}
 			msg := errb.String()

@@ -1,0 +1,11 @@
+package main
+
+// Exit codes, the only ones the process uses (sysexits.h where one fits;
+// README and operators' restart policies rely on them).
+const (
+	exitOK       = 0
+	exitFailure  = 1  // a run-time failure: the store, a platform, a stuck shutdown
+	exitUsage    = 2  // an unknown command (as Go's flag package does)
+	exitNotFound = 72 // EX_OSFILE: the claude CLI is not at CLAUDEOPS_CLAUDE_BIN
+	exitConfig   = 78 // EX_CONFIG: bad configuration, or a CLI older than supported
+)
