@@ -3,6 +3,8 @@ package approvals
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/claudeops/claudeops/internal/fspath"
 )
 
 // ToolExitPlanMode ends plan mode; a person approves each plan.
@@ -103,11 +105,11 @@ func inside(p, cwd string) (string, bool) {
 	if !filepath.IsAbs(cwd) {
 		return "", false
 	}
-	rel, err := filepath.Rel(filepath.Clean(cwd), p)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+	if !fspath.Within(p, cwd) {
 		return "", false
 	}
-	return rel, true
+	rel, err := filepath.Rel(cwd, p)
+	return rel, err == nil
 }
 
 // relPattern escapes a relative path for a rule; a leading "~" would read

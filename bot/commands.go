@@ -12,6 +12,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/internal/fspath"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -340,22 +341,15 @@ func (b *Bot) unfitWorkdir(dir string) string {
 			continue
 		}
 		for _, own := range []string{abs, resolveExisting(abs)} {
-			if contains(dir, own) {
+			if fspath.Within(own, dir) {
 				return "holds the bot's own state (" + own + ")"
 			}
-			if contains(own, dir) {
+			if fspath.Within(dir, own) {
 				return "lies inside the bot's own state (" + own + ")"
 			}
 		}
 	}
 	return ""
-}
-
-// contains reports whether p is dir or lies inside it (both absolute and
-// clean): "/work2" is not inside "/work".
-func contains(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string) {

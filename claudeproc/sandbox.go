@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/claudeops/claudeops/internal/fspath"
 )
 
 // Sandbox runs the CLI inside bubblewrap (bwrap): its own PID, IPC and UTS
@@ -198,7 +200,7 @@ func coveredBy(p string, hidden []hiddenPath, i int) bool {
 			if j < i {
 				return true
 			}
-		case isInside(p, h.path):
+		case fspath.Within(p, h.path): // below it: equal is the case above
 			return true
 		}
 	}
@@ -229,16 +231,11 @@ func sessionDir(dir string, hidden []hiddenPath) (string, error) {
 // insideAny returns the hidden path p equals or lies in, "" if none.
 func insideAny(p string, hidden []hiddenPath) string {
 	for _, h := range hidden {
-		if p == h.path || isInside(p, h.path) {
+		if fspath.Within(p, h.path) {
 			return h.path
 		}
 	}
 	return ""
-}
-
-// isInside reports whether clean path p lies strictly below dir.
-func isInside(p, dir string) bool {
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 // makeHome creates the channel's home, 0700, and checks it is a directory

@@ -26,6 +26,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -344,18 +345,9 @@ func ContainerEnv(env []string) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if !contains(hostPathEnv, name) {
+		if !slices.Contains(hostPathEnv, name) {
 			out = append(out, kv)
 		}
 	}
 	return append(out, "HOME="+Home, "CLAUDE_CONFIG_DIR="+path.Join(Home, ".claude"))
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/claudeops/claudeops/internal/fspath"
 )
 
 // placeState derives the state directory and the database from the raw
@@ -80,7 +82,7 @@ func (c *config) stateApart() []string {
 		switch {
 		case err != nil:
 			bad = append(bad, fmt.Sprintf("the bot's state %s: %v", p, err))
-		case within(rp, work) || within(work, rp):
+		case fspath.Within(rp, work) || fspath.Within(work, rp):
 			clash = append(clash, rp)
 		}
 	}
@@ -119,13 +121,6 @@ func realPath(p string) (string, error) {
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
 	}
-}
-
-// within reports whether p is dir or lies inside it; both absolute and
-// clean. "/work2" is not within "/work".
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 // prepareStateDir creates the state directory and makes it the bot's
