@@ -186,7 +186,7 @@ func (c *capWriter) Write(p []byte) (int, error) {
 
 // threadDirName is the thread's directory under attachments/: a short hash
 // of its key, the same on every run, safe in a shell word.
-func threadDirName(key string) string {
+func threadDirName(key adapters.ThreadKey) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:6])
 }

@@ -375,8 +375,8 @@ func benchIdleBatch(b *testing.B, conversation bool) benchIdleResult {
 		for i := range n {
 			t := adapters.ThreadRef{Platform: "bench", Channel: "C1", Thread: fmt.Sprintf("%s%04d", prefix, i)}
 			ok := bt.toWorker(t.Key(), input{kind: inEvent, ev: adapters.Event{
-				Kind: adapters.EventMessage, Thread: t, MessageID: t.Thread, Mentioned: true,
-				User: adapters.User{ID: "bench-user", Name: "Bench"}, Text: text, At: time.Now(),
+				Thread: t, User: adapters.User{ID: "bench-user", Name: "Bench"},
+				Message: &adapters.Incoming{ID: t.Thread, Text: text, Mentioned: true},
 			}})
 			if !ok {
 				b.Fatal("toWorker refused a message")

@@ -142,7 +142,7 @@ type Bot struct {
 
 	mu      sync.Mutex
 	sched   Scheduling
-	workers map[string]*worker
+	workers map[adapters.ThreadKey]*worker
 	closing bool
 	wg      sync.WaitGroup
 	// runCtx is the bot's lifetime; workers run on it, never on a delivery's.
@@ -163,7 +163,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		start:    startReal,
 		now:      cfg.Now,
 		adapters: make(map[string]adapters.Adapter),
-		workers:  make(map[string]*worker),
+		workers:  make(map[adapters.ThreadKey]*worker),
 		idle:     make(chan struct{}, 1),
 	}
 	b.runCtx, b.cancel = context.WithCancel(context.Background())
@@ -206,7 +206,7 @@ func (b *Bot) Recover(ctx context.Context) error {
 		}
 		b.log.Info("approval expired by restart", "approval", a.ID, "thread", a.ThreadKey, "tool", a.Tool)
 		const why = "Expired: the bot restarted before anyone decided."
-		ref, ok := parseMessageRef(a.PromptRef)
+		ref, ok := adapters.ParseMessageRef(a.PromptRef)
 		ad := b.adapter(ref.Thread.Platform)
 		if ok && ad != nil {
 			p := promptFromApproval(a)
@@ -219,7 +219,7 @@ func (b *Bot) Recover(ctx context.Context) error {
 		}
 		// The bot died between showing the prompt and recording where: say
 		// it in the thread instead.
-		if t, ok := parseThreadKey(a.ThreadKey); ok && b.adapter(t.Platform) != nil {
+		if t, ok := adapters.ThreadKey(a.ThreadKey).Ref(); ok && b.adapter(t.Platform) != nil {
 			b.notice(ctx, t, fmt.Sprintf("The approval %s for %s expired: the bot restarted before anyone decided.", a.ID, a.Tool), false)
 		}
 	}
@@ -239,7 +239,7 @@ func (b *Bot) Run(ctx context.Context) error {
 			return nil
 		case <-tick.C:
 			for _, p := range b.reg.Expire() {
-				b.toWorker(p.ThreadKey, input{kind: inExpired, pending: p})
+				b.toWorker(adapters.ThreadKey(p.ThreadKey), input{kind: inExpired, pending: p})
 			}
 		}
 	}
@@ -300,18 +300,18 @@ var ErrClosing = errors.New("bot is shutting down")
 func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 	log := b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
 	if !b.allowed(ev.User.ID) {
-		if ev.Mentioned || ev.Kind == adapters.EventAction {
+		if ev.Click != nil || ev.Message != nil && ev.Message.Mentioned {
 			log.Info("refused: user not allowed")
 			b.audit(ctx, ev.Thread.Key(), ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
 			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS.")
 		}
 		return nil
 	}
-	if ev.Kind == adapters.EventMessage || ev.MessageID != "" {
+	if ev.Message != nil || ev.ID() != "" {
 		// Clicks that are events of their own (a Matrix reaction or poll
 		// vote) are deduped like messages: a replayed sync acts once.
-		if ev.Kind == adapters.EventMessage && !ev.Mentioned {
-			_, known, err := b.store.GetThread(ctx, ev.Thread.Key())
+		if ev.Message != nil && !ev.Message.Mentioned {
+			_, known, err := b.store.GetThread(ctx, string(ev.Thread.Key()))
 			if err != nil {
 				return fmt.Errorf("look up thread %s: %w", ev.Thread.Key(), err)
 			}
@@ -319,15 +319,19 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 				return nil // not addressed to us, and no session here
 			}
 		}
+		text := ""
+		if ev.Message != nil {
+			text = ev.Message.Text
+		}
 		fresh, err := b.store.RecordMessage(ctx, store.ReceivedMessage{
-			Platform: ev.Thread.Platform, Key: ev.MessageID, ThreadKey: ev.Thread.Key(),
-			UserID: ev.User.ID, Text: ev.Text, ReceivedAt: b.now(),
+			Platform: ev.Thread.Platform, Key: ev.ID(), ThreadKey: string(ev.Thread.Key()),
+			UserID: ev.User.ID, Text: text, ReceivedAt: b.now(),
 		})
 		if err != nil {
-			return fmt.Errorf("record message %s: %w", ev.MessageID, err)
+			return fmt.Errorf("record message %s: %w", ev.ID(), err)
 		}
 		if !fresh {
-			log.Debug("duplicate delivery ignored", "message", ev.MessageID)
+			log.Debug("duplicate delivery ignored", "message", ev.ID())
 			return nil
 		}
 	}
@@ -335,7 +339,7 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 		if b.isClosing() {
 			return ErrClosing
 		}
-		log.Warn("thread mailbox full, message refused", "message", ev.MessageID)
+		log.Warn("thread mailbox full, message refused", "message", ev.ID())
 		b.notice(ctx, ev.Thread, "This thread has too many messages waiting; this one was not taken. Send it again in a moment.", true)
 	}
 	return nil
@@ -349,7 +353,7 @@ func (b *Bot) isClosing() bool {
 
 // toWorker queues an input for a thread's worker, starting the worker if
 // needed. It reports false if the mailbox is full or the bot is closing.
-func (b *Bot) toWorker(key string, in input) bool {
+func (b *Bot) toWorker(key adapters.ThreadKey, in input) bool {
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
@@ -357,7 +361,7 @@ func (b *Bot) toWorker(key string, in input) bool {
 	}
 	w := b.workers[key]
 	if w == nil {
-		ref, ok := parseThreadKey(key)
+		ref, ok := key.Ref()
 		if in.kind == inEvent {
 			ref, ok = in.ev.Thread, true
 		}
@@ -424,8 +428,8 @@ func matchUser(list []string, user string) bool {
 	return false
 }
 
-func (b *Bot) audit(ctx context.Context, thread, user, action, target, detail string, allowed bool) {
-	err := b.store.Audit(ctx, store.AuditEntry{At: b.now(), ThreadKey: thread, UserID: user, Action: action, Target: target, Detail: detail, Allowed: allowed})
+func (b *Bot) audit(ctx context.Context, thread adapters.ThreadKey, user, action, target, detail string, allowed bool) {
+	err := b.store.Audit(ctx, store.AuditEntry{At: b.now(), ThreadKey: string(thread), UserID: user, Action: action, Target: target, Detail: detail, Allowed: allowed})
 	if err != nil {
 		b.log.Error("write audit entry", "action", action, "err", err)
 	}
@@ -457,31 +461,6 @@ func (b *Bot) notice(ctx context.Context, t adapters.ThreadRef, text string, isE
 
 // LiveSessions is the number of live claude processes.
 func (b *Bot) LiveSessions() int { return b.slots.live() }
-
-func parseThreadKey(key string) (adapters.ThreadRef, bool) {
-	p, rest, ok := strings.Cut(key, "/")
-	if !ok {
-		return adapters.ThreadRef{}, false
-	}
-	i := strings.LastIndexByte(rest, '/')
-	if i < 0 {
-		return adapters.ThreadRef{}, false
-	}
-	return adapters.ThreadRef{Platform: p, Channel: rest[:i], Thread: rest[i+1:]}, true
-}
-
-// formatMessageRef and parseMessageRef store prompt refs so a prompt can be
-// updated after a restart.
-func formatMessageRef(r adapters.MessageRef) string { return r.Thread.Key() + "#" + r.ID }
-
-func parseMessageRef(s string) (adapters.MessageRef, bool) {
-	i := strings.LastIndexByte(s, '#')
-	if i < 0 {
-		return adapters.MessageRef{}, false
-	}
-	t, ok := parseThreadKey(s[:i])
-	return adapters.MessageRef{Thread: t, ID: s[i+1:]}, ok
-}
 
 // Permission modes a thread may be in.
 const (

@@ -150,14 +150,14 @@ func (w *worker) cmdStatus(ctx context.Context, _ adapters.Event, _ []string) {
 	if mode == "" {
 		mode = "default"
 	}
-	u, err := w.b.store.ThreadUsage(ctx, w.key)
+	u, err := w.b.store.ThreadUsage(ctx, string(w.key))
 	if err != nil {
 		w.log.Error("thread usage", "err", err)
 	}
 	lines := []string{
 		"State: " + state,
 		"Model: " + model + " · Mode: " + mode,
-		fmt.Sprintf("Queued messages: %d · Open approvals: %d", len(w.queued), len(w.b.reg.PendingFor(w.key))),
+		fmt.Sprintf("Queued messages: %d · Open approvals: %d", len(w.queued), len(w.b.reg.PendingFor(string(w.key)))),
 		fmt.Sprintf("Cost so far: $%.4f over %d %s", u.CostUSD, u.Turns, plural(u.Turns, "turn", "turns")),
 		fmt.Sprintf("Live sessions: %d of %d · threads waiting: %d", w.b.slots.live(), w.b.cfg.MaxSessions, w.b.slots.queued()),
 	}
@@ -182,7 +182,7 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 	}
 	// Pending approvals are cancelled by the CLI (control_cancel_request);
 	// close any it did not name.
-	for _, p := range w.b.reg.PendingFor(w.key) {
+	for _, p := range w.b.reg.PendingFor(string(w.key)) {
 		if q, ok := w.b.reg.Cancel(p.RequestID); ok {
 			w.persistDecision(ctx, q.ID, store.Approval{State: string(approvals.StateCancelled), Reason: "stopped by " + ev.User.ID, DecidedAt: w.b.now()})
 			if ps := w.prompts[q.ID]; ps != nil {
@@ -267,7 +267,7 @@ func (w *worker) cmdModel(ctx context.Context, ev adapters.Event, args []string)
 }
 
 func (w *worker) cmdCost(ctx context.Context, _ adapters.Event, _ []string) {
-	u, err := w.b.store.ThreadUsage(ctx, w.key)
+	u, err := w.b.store.ThreadUsage(ctx, string(w.key))
 	if err != nil {
 		w.reply(ctx, "Could not read usage: "+err.Error())
 		return
@@ -423,7 +423,7 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 func (w *worker) appliesHere(r approvals.Rule) bool {
 	return r.Scope == approvals.ScopeGlobal ||
 		(r.Scope == approvals.ScopeChannel && r.ScopeKey == w.ref.ChannelKey()) ||
-		(r.Scope == approvals.ScopeThread && r.ScopeKey == w.key)
+		(r.Scope == approvals.ScopeThread && r.ScopeKey == string(w.key))
 }
 
 func (w *worker) ruleAppliesHere(ctx context.Context, id int64) bool {

@@ -58,8 +58,8 @@ func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 func (h *harness) sendFiles(thread adapters.ThreadRef, id, user, text string, files ...adapters.File) {
 	h.t.Helper()
 	err := h.b.Deliver(context.Background(), adapters.Event{
-		Kind: adapters.EventMessage, Thread: thread, MessageID: id,
-		User: adapters.User{ID: user}, Text: text, Mentioned: true, Files: files,
+		Thread: thread, User: adapters.User{ID: user},
+		Message: &adapters.Incoming{ID: id, Text: text, Mentioned: true, Files: files},
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -139,9 +139,9 @@ func TestAttachmentsFetchedOnlyForAllowedSenders(t *testing.T) {
 	h.sendFiles(console.Thread("main"), "mallory-1", "mallory", "take this", src.file("evil.bin", "", 4, strings.NewReader("evil")))
 	// Not mentioned, in a thread without a session: not for the bot.
 	err := h.b.Deliver(context.Background(), adapters.Event{
-		Kind: adapters.EventMessage, Thread: console.Thread("quiet"), MessageID: "chat-1",
-		User: adapters.User{ID: "bob"}, Text: "just chatting",
-		Files: []adapters.File{src.file("chat.txt", "", 2, strings.NewReader("hi"))},
+		Thread: console.Thread("quiet"), User: adapters.User{ID: "bob"},
+		Message: &adapters.Incoming{ID: "chat-1", Text: "just chatting",
+			Files: []adapters.File{src.file("chat.txt", "", 2, strings.NewReader("hi"))}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func (w *worker) cliDenyRules(ctx context.Context) []string {
 		w.log.Error("load rules for the CLI", "err", err)
 		return nil
 	}
-	return approvals.CLIDenyRulesIn(rules, w.ref.ChannelKey(), w.key, w.cwd(ctx))
+	return approvals.CLIDenyRulesIn(rules, w.ref.ChannelKey(), string(w.key), w.cwd(ctx))
 }
 
 // flagApplier is a process that takes new settings while it runs.
@@ -133,7 +133,7 @@ func (w *worker) applyDenyRules(ctx context.Context) {
 // rulesChanged tells the live threads of a channel that its rules changed.
 func (b *Bot) rulesChanged(channelKey string) {
 	b.mu.Lock()
-	var keys []string
+	var keys []adapters.ThreadKey
 	for key, w := range b.workers {
 		if w.ref.ChannelKey() == channelKey {
 			keys = append(keys, key)

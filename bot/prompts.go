@@ -65,7 +65,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		}
 	}
 	p := w.b.reg.Add(approvals.Request{
-		RequestID: cr.RequestID, ThreadKey: w.key, ChannelKey: w.ref.ChannelKey(),
+		RequestID: cr.RequestID, ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(),
 		Starter: w.thread.StartedBy, Tool: c.ToolName, Input: c.Input, ToolUseID: c.ToolUseID, Question: question,
 	})
 	kind := "tool"
@@ -73,7 +73,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		kind = "question"
 	}
 	rec := store.Approval{
-		ID: p.ID, RequestID: cr.RequestID, ThreadKey: w.key, ChannelKey: w.ref.ChannelKey(),
+		ID: p.ID, RequestID: cr.RequestID, ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(),
 		SessionID: w.thread.SessionID, Tool: c.ToolName, Input: string(c.Input), AskedBy: w.thread.StartedBy,
 		Kind: kind, State: string(approvals.StatePending), CreatedAt: p.CreatedAt, ExpiresAt: p.ExpiresAt,
 	}
@@ -106,7 +106,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		return
 	}
 	ps.ref = &ref
-	if err := w.b.store.SetApprovalPromptRef(ctx, p.ID, formatMessageRef(ref)); err != nil {
+	if err := w.b.store.SetApprovalPromptRef(ctx, p.ID, ref.String()); err != nil {
 		log.Error("store approval prompt ref", "err", err)
 	}
 	w.updateIdle()
@@ -153,7 +153,7 @@ func (w *worker) settledByRules(ctx context.Context, cr *claudeproc.ControlReque
 // symlinks resolved.
 func (w *worker) call(ctx context.Context, tool string, input json.RawMessage) approvals.Call {
 	c := approvals.Call{
-		ChannelKey: w.ref.ChannelKey(), ThreadKey: w.key, Tool: tool, Input: input,
+		ChannelKey: w.ref.ChannelKey(), ThreadKey: string(w.key), Tool: tool, Input: input,
 		Cwd: w.cwd(ctx), Own: w.b.cfg.ProtectedPaths,
 	}
 	if p, ok := approvals.CallPath(c); ok {
@@ -182,10 +182,10 @@ func resolveExisting(p string) string {
 // so it is offered only in threads an admin started (an admin deciding in
 // someone else's thread can still type it).
 func (w *worker) offeredChoices(call approvals.Call) []adapters.Choice {
-	ok := map[string]bool{adapters.ChoiceAllow: true, adapters.ChoiceDeny: true}
+	ok := map[adapters.ChoiceID]bool{adapters.ChoiceAllow: true, adapters.ChoiceDeny: true}
 	for _, g := range approvals.GrantChoices(call) {
 		if g != approvals.ChoiceAllowAlways || w.b.isAdmin(w.thread.StartedBy) {
-			ok[string(g)] = true
+			ok[adapters.ChoiceID(g)] = true
 		}
 	}
 	var out []adapters.Choice
@@ -308,48 +308,50 @@ func (w *worker) rules(ctx context.Context) ([]approvals.Rule, error) {
 	return out, nil
 }
 
-// onAction handles a click: the Stop button, or a choice on a prompt.
-func (w *worker) onAction(ctx context.Context, ev adapters.Event) {
-	if ev.Choice == adapters.ChoiceStop {
-		if !w.mayChange(ev.User.ID) {
-			w.refuseChange(ctx, ev.User, "stop this thread")
+// onClick handles a click: the Stop control, or a choice on a prompt.
+func (w *worker) onClick(ctx context.Context, user adapters.User, c adapters.Click) {
+	if c.Choice == adapters.ChoiceStop {
+		if !w.mayChange(user.ID) {
+			w.refuseChange(ctx, user, "stop this thread")
 			return
 		}
-		w.cmdStop(ctx, ev, nil)
+		w.cmdStop(ctx, adapters.Event{Thread: w.ref, User: user}, nil)
 		return
 	}
-	ps := w.prompts[ev.PromptID]
+	ps := w.prompts[c.PromptID]
 	if ps == nil {
 		// Not live in this run: an old prompt (a restart expired it) or a
 		// forged id.
-		if a, ok, _ := w.b.store.GetApproval(ctx, ev.PromptID); ok && a.ThreadKey == w.key {
-			w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf("This request is no longer open (%s).", a.State))
+		if a, ok, _ := w.b.store.GetApproval(ctx, c.PromptID); ok && a.ThreadKey == string(w.key) {
+			w.b.tell(ctx, w.ref, user, fmt.Sprintf("This request is no longer open (%s).", a.State))
 		}
-		w.b.audit(ctx, w.key, ev.User.ID, "refused", ev.PromptID, "click on a prompt that is not open", false)
+		w.b.audit(ctx, w.key, user.ID, "refused", c.PromptID, "click on a prompt that is not open", false)
 		return
 	}
 	if ps.prompt.Kind == adapters.PromptQuestion {
-		if ev.Choice == adapters.ChoiceDeny {
-			w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.ChoiceDeny, Reason: ev.Reason})
+		if c.Choice == adapters.ChoiceDeny {
+			w.decide(ctx, ps, user, approvals.Decision{Choice: approvals.ChoiceDeny, Reason: c.Reason})
 			return
 		}
-		if len(ev.Answers) > 0 {
-			w.answerAll(ctx, ps, ev.User, ev.Answers)
+		if len(c.Answers) > 0 {
+			w.answerAll(ctx, ps, user, c.Answers)
 			return
 		}
-		w.answerValues(ctx, ps, ev.User, ev.Values)
+		// No answers (a forged click): the next question gets an empty
+		// answer, which does not fit any question.
+		w.answerValues(ctx, ps, user, nil)
 		return
 	}
-	if !offers(ps.prompt, ev.Choice) && ev.Choice != adapters.ChoiceAllowAlways {
-		w.b.audit(ctx, w.key, ev.User.ID, "refused", ps.id, "choice not offered: "+ev.Choice, false)
-		w.b.tell(ctx, w.ref, ev.User, "That choice is not offered for this request.")
+	if !offers(ps.prompt, c.Choice) && c.Choice != adapters.ChoiceAllowAlways {
+		w.b.audit(ctx, w.key, user.ID, "refused", ps.id, "choice not offered: "+string(c.Choice), false)
+		w.b.tell(ctx, w.ref, user, "That choice is not offered for this request.")
 		return
 	}
-	w.decide(ctx, ps, ev.User, approvals.Decision{Choice: approvals.Choice(ev.Choice), Reason: ev.Reason})
+	w.decide(ctx, ps, user, approvals.Decision{Choice: approvals.Choice(c.Choice), Reason: c.Reason})
 }
 
 // offers reports whether the prompt offers the choice.
-func offers(p adapters.Prompt, id string) bool {
+func offers(p adapters.Prompt, id adapters.ChoiceID) bool {
 	for _, c := range p.Choices {
 		if c.ID == id {
 			return true
@@ -358,7 +360,7 @@ func offers(p adapters.Prompt, id string) bool {
 	return false
 }
 
-func choicesByID(ids ...string) []adapters.Choice {
+func choicesByID(ids ...adapters.ChoiceID) []adapters.Choice {
 	var out []adapters.Choice
 	for _, c := range adapters.ApprovalChoices {
 		if slices.Contains(ids, c.ID) {
@@ -413,7 +415,7 @@ func (w *worker) typedReply(ctx context.Context, ev adapters.Event, text string)
 		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf("Prompt #%d wants `allow %d` or `deny %d [reason]`.", ps.num, ps.num, ps.num))
 		return true
 	}
-	if !offers(ps.prompt, string(td.Choice)) && td.Choice != approvals.ChoiceAllowAlways {
+	if !offers(ps.prompt, adapters.ChoiceID(td.Choice)) && td.Choice != approvals.ChoiceAllowAlways {
 		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf("`%s` is not offered for prompt #%d.", adapterTyped(td.Choice), ps.num))
 		return true
 	}
@@ -502,7 +504,7 @@ func listOpen(open []*promptState) string {
 
 func adapterTyped(c approvals.Choice) string {
 	for _, ac := range adapters.ApprovalChoices {
-		if ac.ID == string(c) {
+		if ac.ID == adapters.ChoiceID(c) {
 			return ac.Typed
 		}
 	}
@@ -512,7 +514,7 @@ func adapterTyped(c approvals.Choice) string {
 // openPrompts are the thread's open prompts, oldest first.
 func (w *worker) openPrompts() []*promptState {
 	var out []*promptState
-	for _, p := range w.b.reg.PendingFor(w.key) {
+	for _, p := range w.b.reg.PendingFor(string(w.key)) {
 		if ps := w.prompts[p.ID]; ps != nil && ps.open {
 			out = append(out, ps)
 		}

@@ -116,7 +116,7 @@ func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) 
 	}
 	limit := w.b.cfg.MaxThreadsPerUser
 	limited := limit > 0 && !w.b.isAdmin(ev.User.ID)
-	if w.b.slots.admit(w.key, ev.User.ID, limited, limit) {
+	if w.b.slots.admit(string(w.key), ev.User.ID, limited, limit) {
 		return false
 	}
 	w.log.Info("refused: per-user thread limit", "user", ev.User.ID, "limit", limit)

@@ -136,7 +136,7 @@ func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
 		}
 		if w.turn.storeID == 0 {
 			id, err := w.b.store.StartTurn(ctx, store.Turn{
-				ThreadKey: w.key, ChannelKey: w.ref.ChannelKey(), SessionID: e.SessionID,
+				ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(), SessionID: e.SessionID,
 				Prompt: w.turn.prompt, StartedAt: w.turn.started,
 			})
 			if err != nil {
@@ -579,7 +579,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	now := w.b.now()
 	cost := r.TurnCostUSD()
 	if err := w.b.store.FinishTurn(ctx, store.Turn{
-		ID: t.storeID, ThreadKey: w.key, SessionID: r.SessionID, EndedAt: now,
+		ID: t.storeID, ThreadKey: string(w.key), SessionID: r.SessionID, EndedAt: now,
 		ResultSubtype: r.Subtype, IsError: r.IsError, CostUSD: cost,
 		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
@@ -706,7 +706,7 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 	w.flush(ctx, true)
 	w.closeTools(ctx, false, "stopped: "+reason)
 	if t.storeID != 0 {
-		if err := w.b.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: w.key, EndedAt: w.b.now(), ResultSubtype: "aborted", IsError: true}); err != nil {
+		if err := w.b.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: string(w.key), EndedAt: w.b.now(), ResultSubtype: "aborted", IsError: true}); err != nil {
 			w.log.Error("store aborted turn", "err", err)
 		}
 	}

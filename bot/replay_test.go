@@ -1123,8 +1123,8 @@ func TestReplayDuplicateDelivery(t *testing.T) {
 	})
 	h := newReplayHarness(t, cli, nil)
 	ev := adapters.Event{
-		Kind: adapters.EventMessage, Thread: console.Thread("main"), MessageID: "T1/C1/1700000000.000100",
-		User: adapters.User{ID: console.OperatorID}, Text: "hello once", Mentioned: true, At: time.Now(),
+		Thread: console.Thread("main"), User: adapters.User{ID: console.OperatorID},
+		Message: &adapters.Incoming{ID: "T1/C1/1700000000.000100", Text: "hello once", Mentioned: true},
 	}
 	ctx := context.Background()
 	for range 2 {
@@ -1135,7 +1135,7 @@ func TestReplayDuplicateDelivery(t *testing.T) {
 	see(h, `^\[main\] — ✓ `)
 	waitBotIdle(t, h.b)
 
-	ev.MessageID, ev.Text = "T1/C1/1700000000.000200", "hello twice"
+	ev.Message = &adapters.Incoming{ID: "T1/C1/1700000000.000200", Text: "hello twice", Mentioned: true}
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {

@@ -74,15 +74,15 @@ func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time
 	}
 	run := &scheduledRun{schedule: s, slot: slot, done: make(chan runOutcome, 1)}
 	if !b.toWorker(t.Key(), input{kind: inScheduled, ev: adapters.Event{Thread: t}, run: run}) {
-		return store.ScheduleRun{ThreadKey: t.Key()}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
+		return store.ScheduleRun{ThreadKey: string(t.Key())}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
 	}
 	select {
 	case out := <-run.done:
-		out.res.ThreadKey = t.Key()
+		out.res.ThreadKey = string(t.Key())
 		return out.res, out.err
 	case <-ctx.Done():
 		b.toWorker(t.Key(), input{kind: inStopRun})
-		return store.ScheduleRun{ThreadKey: t.Key()}, ctx.Err()
+		return store.ScheduleRun{ThreadKey: string(t.Key())}, ctx.Err()
 	}
 }
 

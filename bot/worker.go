@@ -46,7 +46,7 @@ const workerLinger = time.Minute
 type worker struct {
 	b       *Bot
 	ref     adapters.ThreadRef
-	key     string
+	key     adapters.ThreadKey
 	log     *slog.Logger
 	ad      adapters.Adapter
 	mailbox chan *input
@@ -117,7 +117,7 @@ func (w *worker) isIdle() bool { return w.idle.Load() && w.pendingInputs.Load() 
 func (w *worker) updateIdle() {
 	busy := w.turn != nil || len(w.queued) > 0 || len(w.tools) > 0
 	w.idle.Store(!busy)
-	w.b.slots.setBusy(w.key, busy || w.hasPendingPrompts())
+	w.b.slots.setBusy(string(w.key), busy || w.hasPendingPrompts())
 	if !busy {
 		w.b.signalIdle()
 	}
@@ -211,7 +211,7 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 			w.log.Info("idle session stopped to free a slot")
 			w.stop("")
 		} else if w.proc != nil {
-			w.b.slots.keep(w.key)
+			w.b.slots.keep(string(w.key))
 		}
 	case inExpired:
 		w.onExpired(ctx, in.pending)
@@ -235,10 +235,10 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 			w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
 			return
 		}
-		switch in.ev.Kind {
-		case adapters.EventAction:
-			w.onAction(ctx, in.ev)
-		case adapters.EventMessage:
+		switch {
+		case in.ev.Click != nil:
+			w.onClick(ctx, in.ev.User, *in.ev.Click)
+		case in.ev.Message != nil:
 			w.onMessage(ctx, in.ev)
 		}
 	}
@@ -248,14 +248,14 @@ func (w *worker) loadThread(ctx context.Context, starter adapters.User) error {
 	if w.loaded {
 		return nil
 	}
-	t, ok, err := w.b.store.GetThread(ctx, w.key)
+	t, ok, err := w.b.store.GetThread(ctx, string(w.key))
 	if err != nil {
 		return err
 	}
 	if !ok {
 		now := w.b.now()
 		t = store.Thread{
-			Key: w.key, Platform: w.ref.Platform, Channel: w.ref.Channel, ThreadID: w.ref.Thread,
+			Key: string(w.key), Platform: w.ref.Platform, Channel: w.ref.Channel, ThreadID: w.ref.Thread,
 			StartedBy: starter.ID, State: "new", CreatedAt: now, LastActivity: now,
 		}
 		if err := w.b.store.SaveThread(ctx, t); err != nil {
@@ -274,8 +274,8 @@ func (w *worker) saveThread(ctx context.Context) {
 }
 
 func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
-	text := strings.TrimSpace(ev.Text)
-	if text == "" && len(ev.Files) == 0 {
+	text := strings.TrimSpace(ev.Message.Text)
+	if text == "" && len(ev.Message.Files) == 0 {
 		return
 	}
 	if w.cmdSchedule(ctx, ev, text) || w.runCommand(ctx, ev, text) {
@@ -300,9 +300,9 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		header = scheduleHeader(w.schedRun.schedule.ID, w.schedRun.schedule.CreatedBy)
 	}
 	msg := claudeproc.UserMessage{Text: header + "\n" + text, UUID: newUUID()}
-	if len(ev.Files) > 0 {
+	if ev.Message != nil && len(ev.Message.Files) > 0 {
 		// Fetched only now: the sender is allowed, the thread is known.
-		msg = w.withFiles(ctx, msg, ev.Files)
+		msg = w.withFiles(ctx, msg, ev.Message.Files)
 	}
 	if err := w.ensureProcess(ctx); err != nil {
 		if w.life.Err() == nil {
@@ -334,12 +334,12 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 // ensureProcess starts (or resumes) the thread's claude process.
 func (w *worker) ensureProcess(ctx context.Context) error {
 	if w.proc != nil {
-		w.b.slots.setBusy(w.key, true)
+		w.b.slots.setBusy(string(w.key), true)
 		return nil
 	}
 	var queuedNotice *adapters.MessageRef
 	// Waiting for a slot, and starting claude, end with the bot.
-	err := w.b.slots.acquire(w.life, w.key, func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
+	err := w.b.slots.acquire(w.life, string(w.key), func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
 		text := fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", w.b.cfg.MaxSessions, pos)
 		if w.schedRun == nil {
 			// Scheduled runs are announced each; a person once.
@@ -356,12 +356,12 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	if queuedNotice != nil {
 		_ = w.ad.Edit(ctx, *queuedNotice, adapters.Message{Kind: adapters.KindNotice, Text: "A Claude session is free; going on."})
 	}
-	w.b.slots.setBusy(w.key, true)
+	w.b.slots.setBusy(string(w.key), true)
 	opts := w.options()
 	// A directory stored before the bot checked `cwd`, or one a link now
 	// moves, is checked again at every start.
 	if why := w.b.unfitWorkdir(resolveExisting(opts.Dir)); why != "" {
-		w.b.slots.release(w.key)
+		w.b.slots.release(string(w.key))
 		return fmt.Errorf("the working directory %s %s; an admin can choose another with `cwd`", opts.Dir, why)
 	}
 	if w.thread.SessionID == "" {
@@ -372,7 +372,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	}
 	p, err := w.b.start(w.life, opts)
 	if err != nil {
-		w.b.slots.release(w.key)
+		w.b.slots.release(string(w.key))
 		return err
 	}
 	w.proc, w.events, w.started = p, p.Events(), false
@@ -390,7 +390,7 @@ func (w *worker) options() claudeproc.Options {
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
 		Runner:         w.b.cfg.Runner,
-		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: w.ref.Key()},
+		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: string(w.ref.Key())},
 		// Claude is told how to read the sender line of each message.
 		AppendSystemPrompt: senderSystemPrompt,
 		Env:                claudeproc.BuildEnv(w.b.cfg.Env, w.b.cfg.ClaudeEnv),
@@ -425,7 +425,7 @@ func (w *worker) stop(reason string) {
 	p := w.proc
 	if reason != "" {
 		// Say why before the CLI cancels them as part of the interrupt.
-		for _, pd := range w.b.reg.ExpireThread(w.key) {
+		for _, pd := range w.b.reg.ExpireThread(string(w.key)) {
 			w.settleExpired(ctx, pd, "Expired: "+reason+".")
 		}
 	}
@@ -447,12 +447,12 @@ func (w *worker) stop(reason string) {
 // afterExit forgets the process and settles what depended on it.
 func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
 	w.proc, w.events = nil, nil
-	w.b.slots.release(w.key)
+	w.b.slots.release(string(w.key))
 	why := reason
 	if why == "" {
 		why = "the session ended"
 	}
-	for _, p := range w.b.reg.ExpireThread(w.key) {
+	for _, p := range w.b.reg.ExpireThread(string(w.key)) {
 		w.settleExpired(ctx, p, "Expired: "+why+".")
 	}
 	if w.turn != nil {
@@ -486,11 +486,11 @@ func newUUID() string {
 }
 
 // toWorkerEvict asks a thread's worker to give its slot back.
-func (b *Bot) toWorkerEvict(key string) {
+func (b *Bot) toWorkerEvict(key adapters.ThreadKey) {
 	if !b.toWorker(key, input{kind: inEvict}) {
 		// Full mailbox: the thread is busy anyway; it keeps its slot and
 		// another idle holder is asked (or the waiters are told they wait).
-		b.slots.keep(key)
+		b.slots.keep(string(key))
 	}
 }
 

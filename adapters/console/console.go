@@ -167,13 +167,13 @@ func (a *Adapter) handleLine(ctx context.Context, line string, deliver func(cont
 	a.mu.Lock()
 	a.seq++
 	ev := adapters.Event{
-		Kind:      adapters.EventMessage,
-		Thread:    Thread(a.current),
-		MessageID: a.idBase + "-" + strconv.FormatInt(a.seq, 10),
-		User:      user,
-		Text:      text,
-		Mentioned: true,
-		At:        a.now(),
+		Thread: Thread(a.current),
+		User:   user,
+		Message: &adapters.Incoming{
+			ID:        a.idBase + "-" + strconv.FormatInt(a.seq, 10),
+			Text:      text,
+			Mentioned: true,
+		},
 	}
 	a.mu.Unlock()
 	if err := deliver(ctx, ev); err != nil {

@@ -399,7 +399,7 @@ func (ty *typist) next() adapters.Event {
 func (ty *typist) none() {
 	ty.t.Helper()
 	ty.say("marker")
-	if ev := ty.next(); ev.Text != "marker" {
+	if ev := ty.next(); ev.Message.Text != "marker" {
 		ty.t.Errorf("delivered %+v, want nothing", ev)
 	}
 }
@@ -421,23 +421,23 @@ func TestInputLinesAreMessages(t *testing.T) {
 	ty := startTypist(t, Options{UserName: "Ana"})
 	ty.say("hello there", "  second, with spaces around  ")
 	a, b := ty.next(), ty.next()
-	want := adapters.Event{Kind: adapters.EventMessage, Thread: mainT, User: adapters.User{ID: OperatorID, Name: "Ana"}, Text: "hello there", Mentioned: true}
 	for i, tc := range []struct {
 		got  adapters.Event
 		text string
 	}{{a, "hello there"}, {b, "second, with spaces around"}} {
-		w := want
-		w.Text = tc.text
-		w.MessageID, w.At = tc.got.MessageID, tc.got.At
-		if fmt.Sprint(tc.got) != fmt.Sprint(w) {
-			t.Errorf("event %d:\n got %+v\nwant %+v", i, tc.got, w)
+		m := tc.got.Message
+		if m == nil || tc.got.Click != nil {
+			t.Fatalf("event %d is not a message: %+v", i, tc.got)
 		}
-		if tc.got.MessageID == "" || tc.got.At.IsZero() {
-			t.Errorf("event %d has no id or time: %+v", i, tc.got)
+		if tc.got.Thread != mainT || tc.got.User != (adapters.User{ID: OperatorID, Name: "Ana"}) || m.Text != tc.text || !m.Mentioned || len(m.Files) != 0 {
+			t.Errorf("event %d:\n got %+v %+v\nwant thread %v, user %s, text %q, mentioned", i, tc.got, *m, mainT, OperatorID, tc.text)
+		}
+		if m.ID == "" {
+			t.Errorf("event %d has no id: %+v", i, *m)
 		}
 	}
-	if a.MessageID == b.MessageID {
-		t.Errorf("two lines share the message id %q", a.MessageID)
+	if a.Message.ID == b.Message.ID {
+		t.Errorf("two lines share the message id %q", a.Message.ID)
 	}
 	if err := ty.close(); err != nil {
 		t.Errorf("Run after EOF: %v", err)
@@ -452,7 +452,7 @@ func TestInputMessageIDsUniqueAcrossAdapters(t *testing.T) {
 		ty := startTypist(t, Options{}) // the real clock: a restart is later
 		for i := range 50 {
 			ty.say(fmt.Sprintf("line %d", i))
-			id := ty.next().MessageID
+			id := ty.next().Message.ID
 			if seen[id] {
 				t.Fatalf("message id %q reused", id)
 			}
@@ -469,15 +469,15 @@ func TestInputThreadCommand(t *testing.T) {
 	ty.say("/thread")
 	ty.say("/thread deploys")
 	ty.say("in deploys")
-	if ev := ty.next(); ev.Thread != Thread("deploys") || ev.Text != "in deploys" {
+	if ev := ty.next(); ev.Thread != Thread("deploys") || ev.Message.Text != "in deploys" {
 		t.Errorf("after /thread deploys: %+v", ev)
 	}
 	ty.say("/thread", "/thread two words", "/thread a/b", "/threads are not a command")
-	if ev := ty.next(); ev.Text != "/threads are not a command" || ev.Thread != Thread("deploys") {
+	if ev := ty.next(); ev.Message.Text != "/threads are not a command" || ev.Thread != Thread("deploys") {
 		t.Errorf("got %+v", ev)
 	}
 	ty.say("/thread main", "back")
-	if ev := ty.next(); ev.Thread != mainT || ev.Text != "back" {
+	if ev := ty.next(); ev.Thread != mainT || ev.Message.Text != "back" {
 		t.Errorf("after /thread main: %+v", ev)
 	}
 	if err := ty.close(); err != nil {
@@ -500,7 +500,7 @@ func TestInputAsUser(t *testing.T) {
 		ty := startTypist(t, Options{TestHooks: true})
 		ty.say("/as bob   allow thread  ")
 		ev := ty.next()
-		if ev.User != (adapters.User{ID: "bob", Name: "bob"}) || ev.Text != "allow thread" || ev.Thread != mainT {
+		if ev.User != (adapters.User{ID: "bob", Name: "bob"}) || ev.Message.Text != "allow thread" || ev.Thread != mainT {
 			t.Errorf("got %+v", ev)
 		}
 		ty.say("/as bob", "/as bob   ")
@@ -510,7 +510,7 @@ func TestInputAsUser(t *testing.T) {
 		ty := startTypist(t, Options{})
 		ty.say("/as bob allow")
 		ev := ty.next()
-		if ev.User.ID != OperatorID || ev.Text != "/as bob allow" {
+		if ev.User.ID != OperatorID || ev.Message.Text != "/as bob allow" {
 			t.Errorf("/as without test hooks: %+v", ev)
 		}
 	})

@@ -91,13 +91,13 @@ type Adapter struct {
 	mu          sync.Mutex
 	deliver     func(context.Context, adapters.Event) error
 	displayName string
-	encrypted   bool                      // the crypto machine runs
-	posts       map[string]*post          // text messages, by their first event id
-	latest      map[string]id.EventID     // the latest event per thread key (reply fallbacks)
-	statuses    map[string]*statusMsg     // the open tool status message per thread key
-	toolRefs    map[string]toolRef        // tool line refs
-	prompts     map[id.EventID]*promptMsg // prompt and poll events
-	reported    map[string]bool           // undecryptable sessions already reported
+	encrypted   bool                              // the crypto machine runs
+	posts       map[string]*post                  // text messages, by their first event id
+	latest      map[adapters.ThreadKey]id.EventID // the latest event per thread key (reply fallbacks)
+	statuses    map[adapters.ThreadKey]*statusMsg // the open tool status message per thread key
+	toolRefs    map[string]toolRef                // tool line refs
+	prompts     map[id.EventID]*promptMsg         // prompt and poll events
+	reported    map[string]bool                   // undecryptable sessions already reported
 	direct      map[id.RoomID]bool
 	typing      map[id.RoomID]map[string]bool // threads with a turn running, per room
 	typers      map[id.RoomID]chan struct{}   // the running typer of a room, woken by SetStatus
@@ -155,8 +155,8 @@ func New(cfg Config) (*Adapter, error) {
 		me:       id.UserID(cfg.UserID),
 		ready:    make(chan struct{}),
 		posts:    make(map[string]*post),
-		latest:   make(map[string]id.EventID),
-		statuses: make(map[string]*statusMsg),
+		latest:   make(map[adapters.ThreadKey]id.EventID),
+		statuses: make(map[adapters.ThreadKey]*statusMsg),
 		toolRefs: make(map[string]toolRef),
 		prompts:  make(map[id.EventID]*promptMsg),
 		reported: make(map[string]bool),
@@ -507,15 +507,14 @@ func (s *trackingSyncer) OnFailedSync(res *mautrix.RespSync, err error) (time.Du
 
 // deliverEvent hands one event to the bot; a failure keeps the sync
 // position where it is, so the event comes again.
-func (a *Adapter) deliverEvent(ctx context.Context, ev adapters.Event) {
+func (a *Adapter) deliverEvent(ctx context.Context, evID id.EventID, ev adapters.Event) {
 	deliver, _ := a.identity()
 	if deliver == nil {
 		return
 	}
-	ev.At = a.cfg.Now()
 	if err := deliver(ctx, ev); err != nil {
 		a.cur.failed()
-		a.log.Warn("matrix: event not recorded; it will be synced again", "event", ev.MessageID, "err", err)
+		a.log.Warn("matrix: event not recorded; it will be synced again", "event", evID, "err", err)
 	}
 }
 

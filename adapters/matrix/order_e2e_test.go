@@ -151,7 +151,7 @@ func TestThreadFallbackRepliesToTheLatestEvent(t *testing.T) {
 	}
 	first, second := post("one"), post("two")
 	said := s.alice.SendText(room, "and another thing", "", root)
-	s.until(func(ev adapters.Event) bool { return ev.MessageID == said.String() })
+	s.until(func(ev adapters.Event) bool { return ev.ID() == said.String() })
 	third := post("three")
 	if _, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindTool, Tool: &adapters.Tool{Name: "Read", Input: "go.mod"}}); err != nil {
 		t.Fatal(err)

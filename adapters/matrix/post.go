@@ -333,7 +333,7 @@ type editor struct {
 
 type pendingEdit struct {
 	room    id.RoomID
-	thread  string // the thread's key
+	thread  adapters.ThreadKey
 	content *event.MessageEventContent
 	tries   int
 }
@@ -349,7 +349,7 @@ func newEditor(a *Adapter) *editor {
 }
 
 // set makes c the next edit of evID, in the thread with key thread.
-func (e *editor) set(room id.RoomID, thread string, evID id.EventID, c *event.MessageEventContent) {
+func (e *editor) set(room id.RoomID, thread adapters.ThreadKey, evID id.EventID, c *event.MessageEventContent) {
 	e.mu.Lock()
 	e.pending[evID] = &pendingEdit{room: room, thread: thread, content: c}
 	e.mu.Unlock()
@@ -374,7 +374,7 @@ func (e *editor) sendNow(ctx context.Context, evID id.EventID) error {
 
 // flushThread sends every pending edit of the thread with key thread at
 // once.
-func (e *editor) flushThread(ctx context.Context, thread string) error {
+func (e *editor) flushThread(ctx context.Context, thread adapters.ThreadKey) error {
 	e.mu.Lock()
 	var evIDs []id.EventID
 	for evID, pe := range e.pending {

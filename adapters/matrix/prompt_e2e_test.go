@@ -169,7 +169,7 @@ func TestOnlyOfferedReactionsCount(t *testing.T) {
 	s.alice.React(room, id.EventID(ref.ID), "♾️")
 	s.alice.React(room, id.EventID(ref.ID), "🧵")
 	got := actions(s.barrier(s.alice, room))
-	if len(got) != 1 || got[0].Choice != adapters.ChoiceAllowThread {
+	if len(got) != 1 || got[0].Click.Choice != adapters.ChoiceAllowThread {
 		t.Errorf("clicks %+v, want only allow_thread", got)
 	}
 }

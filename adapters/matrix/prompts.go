@@ -14,7 +14,7 @@ import (
 )
 
 // approvalKeys are the reactions of the approval choices, by choice id.
-var approvalKeys = map[string]string{
+var approvalKeys = map[adapters.ChoiceID]string{
 	adapters.ChoiceAllow:       "✅",
 	adapters.ChoiceAllowThread: "🧵",
 	adapters.ChoiceAllowFolder: "📂",
@@ -38,42 +38,42 @@ type promptMsg struct {
 	polls   map[id.EventID]int // poll event → question index
 	// choices are the ids of the approval choices offered: only their
 	// reactions count.
-	choices []string
+	choices []adapters.ChoiceID
 	own     []id.EventID // the bot's reactions
 	closed  bool
 }
 
-// reactionEvent turns a reaction key on target into a click.
-func (p *promptMsg) reactionEvent(key string, target id.EventID) (adapters.Event, bool) {
-	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id}
+// reactionClick turns a reaction key on target into a click.
+func (p *promptMsg) reactionClick(key string, target id.EventID) (adapters.Click, bool) {
+	c := adapters.Click{PromptID: p.id}
 	if p.kind == adapters.PromptApproval {
-		for _, c := range p.choices {
-			if k, ok := approvalKeys[c]; ok && cleanKey(k) == key {
-				ev.Choice = c
-				return ev, true
+		for _, ch := range p.choices {
+			if k, ok := approvalKeys[ch]; ok && cleanKey(k) == key {
+				c.Choice = ch
+				return c, true
 			}
 		}
-		return ev, false
+		return c, false
 	}
 	if target != p.event || p.keycapQ < 0 {
-		return ev, false
+		return c, false
 	}
 	for i, k := range keycaps {
 		if cleanKey(k) == key {
-			ev.Choice = adapters.ChoiceAnswer
-			ev.Answers = make([]string, p.nq)
-			ev.Answers[p.keycapQ] = strconv.Itoa(i + 1)
-			return ev, true
+			c.Choice = adapters.ChoiceAnswer
+			c.Answers = make([]string, p.nq)
+			c.Answers[p.keycapQ] = strconv.Itoa(i + 1)
+			return c, true
 		}
 	}
-	return ev, false
+	return c, false
 }
 
-// voteEvent turns a poll response into an answer of the poll's question.
-func (p *promptMsg) voteEvent(poll id.EventID, answers []string) (adapters.Event, bool) {
+// voteClick turns a poll response into an answer of the poll's question.
+func (p *promptMsg) voteClick(poll id.EventID, answers []string) (adapters.Click, bool) {
 	q, ok := p.polls[poll]
 	if !ok || len(answers) == 0 {
-		return adapters.Event{}, false
+		return adapters.Click{}, false
 	}
 	var nums []string
 	for _, a := range answers {
@@ -82,11 +82,11 @@ func (p *promptMsg) voteEvent(poll id.EventID, answers []string) (adapters.Event
 		}
 	}
 	if len(nums) == 0 {
-		return adapters.Event{}, false
+		return adapters.Click{}, false
 	}
-	ev := adapters.Event{Kind: adapters.EventAction, Thread: p.thread, PromptID: p.id, Choice: adapters.ChoiceAnswer, Answers: make([]string, p.nq)}
-	ev.Answers[q] = strings.Join(nums, ",")
-	return ev, true
+	c := adapters.Click{PromptID: p.id, Choice: adapters.ChoiceAnswer, Answers: make([]string, p.nq)}
+	c.Answers[q] = strings.Join(nums, ",")
+	return c, true
 }
 
 // Ask implements adapters.Adapter: the prompt as a notice in the thread,

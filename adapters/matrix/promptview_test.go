@@ -35,7 +35,7 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 }
 
-func offered(ids ...string) []adapters.Choice {
+func offered(ids ...adapters.ChoiceID) []adapters.Choice {
 	var out []adapters.Choice
 	for _, c := range adapters.ApprovalChoices {
 		for _, id := range ids {

@@ -130,13 +130,13 @@ func (s *solo) until(done func(adapters.Event) bool) []adapters.Event {
 func (s *solo) barrier(c *dendrite.Client, room id.RoomID) []adapters.Event {
 	s.t.Helper()
 	evID := c.SendText(room, "barrier", "", "")
-	return s.until(func(ev adapters.Event) bool { return ev.MessageID == evID.String() })
+	return s.until(func(ev adapters.Event) bool { return ev.ID() == evID.String() })
 }
 
 func actions(evs []adapters.Event) []adapters.Event {
 	var out []adapters.Event
 	for _, ev := range evs {
-		if ev.Kind == adapters.EventAction {
+		if ev.Click != nil {
 			out = append(out, ev)
 		}
 	}
@@ -177,7 +177,7 @@ var approval = adapters.Prompt{
 	Detail: "$ make deploy", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceAllowThread, adapters.ChoiceDeny),
 }
 
-func choices(ids ...string) []adapters.Choice {
+func choices(ids ...adapters.ChoiceID) []adapters.Choice {
 	var out []adapters.Choice
 	for _, c := range adapters.ApprovalChoices {
 		for _, id := range ids {
@@ -238,7 +238,7 @@ func TestClickFromAnotherRoomIsIgnored(t *testing.T) {
 		t.Fatalf("clicks in the prompts' room: %+v", got)
 	}
 	for i, ev := range got {
-		if got := fmt.Sprintf("%s %s %v", ev.PromptID, ev.Choice, ev.Answers); got != want[i] || ev.Thread != th {
+		if got := fmt.Sprintf("%s %s %v", ev.Click.PromptID, ev.Click.Choice, ev.Click.Answers); got != want[i] || ev.Thread != th {
 			t.Errorf("click %d: %q in %v, want %q in %v", i, got, ev.Thread, want[i], th)
 		}
 	}

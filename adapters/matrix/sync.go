@@ -186,27 +186,21 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 	_, name := a.identity()
 	// In a room of two (a direct chat) every message is for the bot.
 	mentioned := a.mentions(c, name) || (root == evt.ID && a.isDirect(ctx, evt.RoomID))
-	ev := adapters.Event{
-		Kind:      adapters.EventMessage,
-		Thread:    threadRef(evt.RoomID, root),
-		MessageID: evt.ID.String(),
-		User:      adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()},
-		Mentioned: mentioned,
-	}
+	msg := &adapters.Incoming{ID: evt.ID.String(), Mentioned: mentioned}
 	switch c.MsgType {
 	case event.MsgText, event.MsgEmote:
-		ev.Text = a.stripMention(c, name)
+		msg.Text = a.stripMention(c, name)
 	case event.MsgImage, event.MsgFile, event.MsgAudio, event.MsgVideo:
 		// Only described: the bot fetches it once it has checked the
 		// sender and found the thread (files.go).
-		ev.Files = []adapters.File{a.attachment(c)}
+		msg.Files = []adapters.File{a.attachment(c)}
 		if c.FileName != "" && c.Body != c.FileName {
-			ev.Text = c.Body // a caption
+			msg.Text = c.Body // a caption
 		}
 	default:
 		return
 	}
-	a.deliverEvent(ctx, ev)
+	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: threadRef(evt.RoomID, root), User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}, Message: msg})
 }
 
 // mentions reports whether a message addresses the bot: m.mentions when the
@@ -283,13 +277,12 @@ func (a *Adapter) onReaction(ctx context.Context, evt *event.Event) {
 	if p == nil {
 		return
 	}
-	ev, ok := p.reactionEvent(cleanKey(rel.GetAnnotationKey()), rel.GetAnnotationID())
+	click, ok := p.reactionClick(cleanKey(rel.GetAnnotationKey()), rel.GetAnnotationID())
 	if !ok {
 		return
 	}
-	ev.MessageID = evt.ID.String()
-	ev.User = adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}
-	a.deliverEvent(ctx, ev)
+	click.ID = evt.ID.String()
+	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: p.thread, User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}, Click: &click})
 }
 
 // onPollResponse: a vote in one of the bot's polls answers its question.
@@ -322,13 +315,12 @@ func (a *Adapter) onPollResponse(ctx context.Context, evt *event.Event) {
 	if p == nil {
 		return
 	}
-	ev, ok := p.voteEvent(pollID, answers)
+	click, ok := p.voteClick(pollID, answers)
 	if !ok {
 		return
 	}
-	ev.MessageID = evt.ID.String()
-	ev.User = adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}
-	a.deliverEvent(ctx, ev)
+	click.ID = evt.ID.String()
+	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: p.thread, User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}, Click: &click})
 }
 
 // promptIn is the prompt (or poll) target of a click sent in room, nil if

@@ -120,35 +120,35 @@ func TestMentionsAndStripping(t *testing.T) {
 func TestPromptClicks(t *testing.T) {
 	th := adapters.ThreadRef{Platform: Platform, Channel: "!r", Thread: "$root"}
 	all := &promptMsg{id: "p1", kind: adapters.PromptApproval, thread: th, event: "$prompt", keycapQ: -1,
-		choices: []string{adapters.ChoiceAllow, adapters.ChoiceAllowThread, adapters.ChoiceAllowFolder, adapters.ChoiceAllowAlways, adapters.ChoiceDeny}}
-	for key, want := range map[string]string{"✅": adapters.ChoiceAllow, "🧵": adapters.ChoiceAllowThread, "📂": adapters.ChoiceAllowFolder, "♾️": adapters.ChoiceAllowAlways, "♾": adapters.ChoiceAllowAlways, "❌": adapters.ChoiceDeny} {
-		ev, ok := all.reactionEvent(cleanKey(key), "$prompt")
-		if !ok || ev.Choice != want || ev.PromptID != "p1" || ev.Kind != adapters.EventAction {
+		choices: []adapters.ChoiceID{adapters.ChoiceAllow, adapters.ChoiceAllowThread, adapters.ChoiceAllowFolder, adapters.ChoiceAllowAlways, adapters.ChoiceDeny}}
+	for key, want := range map[string]adapters.ChoiceID{"✅": adapters.ChoiceAllow, "🧵": adapters.ChoiceAllowThread, "📂": adapters.ChoiceAllowFolder, "♾️": adapters.ChoiceAllowAlways, "♾": adapters.ChoiceAllowAlways, "❌": adapters.ChoiceDeny} {
+		ev, ok := all.reactionClick(cleanKey(key), "$prompt")
+		if !ok || ev.Choice != want || ev.PromptID != "p1" {
 			t.Errorf("%s: %+v %v, want %s", key, ev, ok, want)
 		}
 	}
-	if _, ok := all.reactionEvent("👍", "$prompt"); ok {
+	if _, ok := all.reactionClick("👍", "$prompt"); ok {
 		t.Error("an unrelated reaction is not a click")
 	}
 	// Only the reactions of the choices offered count.
 	some := &promptMsg{id: "p2", kind: adapters.PromptApproval, thread: th, event: "$prompt", keycapQ: -1,
-		choices: []string{adapters.ChoiceAllow, adapters.ChoiceDeny}}
-	for key, want := range map[string]string{"✅": adapters.ChoiceAllow, "❌": adapters.ChoiceDeny, "🧵": "", "📂": "", "♾️": ""} {
-		ev, ok := some.reactionEvent(cleanKey(key), "$prompt")
+		choices: []adapters.ChoiceID{adapters.ChoiceAllow, adapters.ChoiceDeny}}
+	for key, want := range map[string]adapters.ChoiceID{"✅": adapters.ChoiceAllow, "❌": adapters.ChoiceDeny, "🧵": "", "📂": "", "♾️": ""} {
+		ev, ok := some.reactionClick(cleanKey(key), "$prompt")
 		if ok != (want != "") || ok && ev.Choice != want {
 			t.Errorf("%s on a prompt offering allow and deny: %+v %v, want %q", key, ev, ok, want)
 		}
 	}
 	q := &promptMsg{id: "q1", kind: adapters.PromptQuestion, thread: th, event: "$prompt", nq: 2, keycapQ: 0, polls: map[id.EventID]int{"$poll2": 1}}
-	ev, ok := q.reactionEvent(cleanKey("2️⃣"), "$prompt")
+	ev, ok := q.reactionClick(cleanKey("2️⃣"), "$prompt")
 	if !ok || ev.Choice != adapters.ChoiceAnswer || len(ev.Answers) != 2 || ev.Answers[0] != "2" || ev.Answers[1] != "" {
 		t.Errorf("keycap: %+v %v", ev, ok)
 	}
-	ev, ok = q.voteEvent("$poll2", []string{"o3"})
+	ev, ok = q.voteClick("$poll2", []string{"o3"})
 	if !ok || ev.Answers[1] != "3" || ev.Answers[0] != "" {
 		t.Errorf("vote: %+v %v", ev, ok)
 	}
-	if _, ok := q.voteEvent("$other", []string{"o1"}); ok {
+	if _, ok := q.voteClick("$other", []string{"o1"}); ok {
 		t.Error("a vote in another poll is not an answer")
 	}
 }

@@ -87,7 +87,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 	if err := s.fs.ForgeAction(alice, general, firstPrompt.ID, click); err != nil {
 		t.Fatal(err)
 	}
-	if ev := s.firstAction(); ev.PromptID != "p-0" || ev.Thread != firstThread || ev.User.ID != alice {
+	if ev := s.firstAction(); ev.Click.PromptID != "p-0" || ev.Thread != firstThread || ev.User.ID != alice {
 		t.Errorf("click on the old prompt delivered as %+v", ev)
 	}
 	// The most recent answer is still remembered and editable.
@@ -113,7 +113,7 @@ func (s *solo) firstAction() adapters.Event {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, e := range s.events {
-			if e.Kind == adapters.EventAction {
+			if e.Click != nil {
 				ev = e
 				return true
 			}

@@ -116,7 +116,7 @@ func nextFileEvent(t *testing.T, events <-chan adapters.Event) adapters.Event {
 	for {
 		select {
 		case ev := <-events:
-			if len(ev.Files) > 0 {
+			if len(ev.Message.Files) > 0 {
 				return ev
 			}
 		case <-time.After(wait):
@@ -146,9 +146,9 @@ func TestFilesAreDescribedNotFetched(t *testing.T) {
 	png := "\x89PNG\r\n\x1a\nfake image bytes"
 	fs.ShareFile(alice, general, "", mention+"what is in this picture?", fakeslack.SharedFile{Name: "shot.png", Mimetype: "image/png", Content: []byte(png)})
 	ev := nextFileEvent(t, events)
-	f := ev.Files[0]
-	if ev.Text != "what is in this picture?" || f.Name != "shot.png" || f.MimeType != "image/png" || f.Size != int64(len(png)) {
-		t.Fatalf("event %q, file %+v", ev.Text, f)
+	f := ev.Message.Files[0]
+	if ev.Message.Text != "what is in this picture?" || f.Name != "shot.png" || f.MimeType != "image/png" || f.Size != int64(len(png)) {
+		t.Fatalf("event %q, file %+v", ev.Message.Text, f)
 	}
 	if n := len(fs.FileDownloads()); n != 0 {
 		t.Fatalf("%d downloads before the bot asked for the file", n)
@@ -209,7 +209,7 @@ func TestTokenGoesOnlyToSlackFileHost(t *testing.T) {
 			fs := fakeslack.Start(t, fakeslack.Options{})
 			events, net := fileAdapter(t, fs, c.origins)
 			fs.ShareFile(alice, general, "", mention+"look", fakeslack.SharedFile{Name: "f.txt", Content: []byte("the fake's file"), URL: c.url})
-			got, err := read(t.Context(), nextFileEvent(t, events).Files[0])
+			got, err := read(t.Context(), nextFileEvent(t, events).Message.Files[0])
 			if c.want != "" && (err != nil || got != c.want) {
 				t.Errorf("content %q %v, want %q", got, err, c.want)
 			}

@@ -214,7 +214,7 @@ func TestHTTPReplayHandledOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		isClick := func(ev adapters.Event) bool { return ev.Kind == adapters.EventAction && ev.PromptID == "p-replay" }
+		isClick := func(ev adapters.Event) bool { return ev.Click != nil && ev.Click.PromptID == "p-replay" }
 		if err := s.fs.Click(alice, general, ref.ID, "claudeops_approval_allow"); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func TestHTTPReplayHandledOnce(t *testing.T) {
 	t.Run("event", func(t *testing.T) {
 		ts := s.fs.Post(alice, general, mention+"replay me")
 		isPost := func(ev adapters.Event) bool {
-			return ev.Kind == adapters.EventMessage && strings.HasSuffix(ev.MessageID, "/"+ts)
+			return ev.Message != nil && strings.HasSuffix(ev.ID(), "/"+ts)
 		}
 		waitCount("message and app_mention", isPost, 2)
 		replay("events_api")

@@ -247,7 +247,7 @@ func TestQuestionSelect(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := s.nextAction()
-	if ev.PromptID != "p1" || ev.Choice != adapters.ChoiceAnswer || len(ev.Answers) != 1 || ev.Answers[0] != "6" || ev.User.ID != alice || ev.Thread != th {
+	if ev.Click.PromptID != "p1" || ev.Click.Choice != adapters.ChoiceAnswer || len(ev.Click.Answers) != 1 || ev.Click.Answers[0] != "6" || ev.User.ID != alice || ev.Thread != th {
 		t.Errorf("event %+v", ev)
 	}
 }

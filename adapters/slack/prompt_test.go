@@ -69,7 +69,7 @@ func TestPromptOffersItsChoices(t *testing.T) {
 	if err := s.fs.Click(alice, general, m.TS, "claudeops_approval_allow_folder"); err != nil {
 		t.Fatal(err)
 	}
-	if ev := s.nextAction(); ev.Choice != adapters.ChoiceAllowFolder || ev.PromptID != "p-folder" || ev.Thread != th || ev.User.ID != alice {
+	if ev := s.nextAction(); ev.Click.Choice != adapters.ChoiceAllowFolder || ev.Click.PromptID != "p-folder" || ev.Thread != th || ev.User.ID != alice {
 		t.Errorf("click %+v", ev)
 	}
 	s.noViolations()
@@ -211,7 +211,7 @@ func TestForgedClickIsDropped(t *testing.T) {
 	if err := s.fs.Click(alice, general, ref.ID, "claudeops_approval_deny"); err != nil {
 		t.Fatal(err)
 	}
-	if ev := s.nextAction(); ev.User.ID != alice || ev.Choice != adapters.ChoiceDeny || ev.PromptID != "p-target" || ev.Thread != th {
+	if ev := s.nextAction(); ev.User.ID != alice || ev.Click.Choice != adapters.ChoiceDeny || ev.Click.PromptID != "p-target" || ev.Thread != th {
 		t.Errorf("delivered %+v, want alice's deny", ev)
 	}
 }

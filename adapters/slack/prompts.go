@@ -89,11 +89,11 @@ type promptLoc struct {
 // could decide a prompt its sender never saw. A prompt this run did not
 // post is left to the bot, for which it is not open.
 func (a *Adapter) fromPrompt(ev *adapters.Event, cb slack.InteractionCallback) bool {
-	if ev.PromptID == "" {
+	if ev.Click.PromptID == "" {
 		return true
 	}
 	a.msgMu.Lock()
-	loc, ok := a.prompts[ev.PromptID]
+	loc, ok := a.prompts[ev.Click.PromptID]
 	a.msgMu.Unlock()
 	if !ok {
 		return true
@@ -106,43 +106,42 @@ func (a *Adapter) fromPrompt(ev *adapters.Event, cb slack.InteractionCallback) b
 	return true
 }
 
-// actionEvent turns one block action into an event; ok is false for
+// actionClick turns one block action into a click; ok is false for
 // actions that only change state (ticking a checkbox).
-func actionEvent(base adapters.Event, act *slack.BlockAction, state slack.BlockActionStates) (adapters.Event, bool) {
-	ev := base
+func actionClick(act *slack.BlockAction, state slack.BlockActionStates) (c adapters.Click, ok bool) {
 	id := act.ActionID
 	switch {
 	case id == actionStop:
-		ev.Choice = adapters.ChoiceStop
-		return ev, true
+		c.Choice = adapters.ChoiceStop
+		return c, true
 	case strings.HasPrefix(id, actionApproval):
-		ev.PromptID, ev.Choice = act.Value, strings.TrimPrefix(id, actionApproval)
-		return ev, true
+		c.PromptID, c.Choice = act.Value, adapters.ChoiceID(strings.TrimPrefix(id, actionApproval))
+		return c, true
 	case strings.HasPrefix(id, actionAnswer):
 		qi, oi, ok := strings.Cut(strings.TrimPrefix(id, actionAnswer), "_")
 		q, err := strconv.Atoi(qi)
 		if !ok || err != nil || q < 0 || q > 16 {
-			return ev, false
+			return c, false
 		}
-		ev.PromptID, ev.Choice = act.Value, adapters.ChoiceAnswer
-		ev.Answers = make([]string, q+1)
-		ev.Answers[q] = oi
-		return ev, true
+		c.PromptID, c.Choice = act.Value, adapters.ChoiceAnswer
+		c.Answers = make([]string, q+1)
+		c.Answers[q] = oi
+		return c, true
 	case strings.HasPrefix(id, actionSelect):
 		q, err := strconv.Atoi(strings.TrimPrefix(id, actionSelect))
 		if err != nil || q < 0 || q > 16 {
-			return ev, false
+			return c, false
 		}
-		ev.PromptID, ev.Choice = promptIDFromBlock(act.BlockID), adapters.ChoiceAnswer
-		ev.Answers = make([]string, q+1)
-		ev.Answers[q] = act.SelectedOption.Value
-		return ev, true
+		c.PromptID, c.Choice = promptIDFromBlock(act.BlockID), adapters.ChoiceAnswer
+		c.Answers = make([]string, q+1)
+		c.Answers[q] = act.SelectedOption.Value
+		return c, true
 	case id == actionSubmit:
-		ev.PromptID, ev.Choice = act.Value, adapters.ChoiceAnswer
-		ev.Answers = stateAnswers(state, ev.PromptID)
-		return ev, true
+		c.PromptID, c.Choice = act.Value, adapters.ChoiceAnswer
+		c.Answers = stateAnswers(state, c.PromptID)
+		return c, true
 	}
-	return ev, false
+	return c, false
 }
 
 // stateAnswers reads the answers of a prompt's questions from the state

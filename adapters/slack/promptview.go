@@ -97,7 +97,7 @@ func noteBlocks(note string) []slack.Block {
 func choiceButtons(p adapters.Prompt) []slack.BlockElement {
 	var els []slack.BlockElement
 	for _, c := range p.Choices {
-		b := slack.NewButtonBlockElement(actionApproval+c.ID, p.ID, plainText(adapters.Cut(c.Label, 75)))
+		b := slack.NewButtonBlockElement(actionApproval+string(c.ID), p.ID, plainText(adapters.Cut(c.Label, 75)))
 		switch c.ID {
 		case adapters.ChoiceAllow:
 			b = b.WithStyle(slack.StylePrimary)

@@ -218,7 +218,7 @@ func (a *Adapter) compose(m adapters.Message, input upload) []part {
 		if !m.Final {
 			last := &parts[len(parts)-1]
 			last.blocks = append(last.blocks, slack.NewActionBlock("live",
-				slack.NewButtonBlockElement(actionStop, adapters.ChoiceStop, plainText("Stop")).WithStyle(slack.StyleDanger)))
+				slack.NewButtonBlockElement(actionStop, string(adapters.ChoiceStop), plainText("Stop")).WithStyle(slack.StyleDanger)))
 		}
 		return parts
 	case adapters.KindTool:
@@ -302,7 +302,7 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 	// A stream carries no buttons: the Stop control is a small message of
 	// its own while the stream is open.
 	stop := part{text: "Claude is answering…", blocks: []slack.Block{
-		slack.NewActionBlock("live", slack.NewButtonBlockElement(actionStop, adapters.ChoiceStop, plainText("Stop")).WithStyle(slack.StyleDanger)),
+		slack.NewActionBlock("live", slack.NewButtonBlockElement(actionStop, string(adapters.ChoiceStop), plainText("Stop")).WithStyle(slack.StyleDanger)),
 	}}
 	if p.stopTS, err = a.postMessage(ctx, p.channel, append(stop.options(), slack.MsgOptionTS(p.thread))...); err != nil {
 		a.log.Warn("slack: post Stop control", "err", err)

@@ -344,17 +344,17 @@ func (a *Adapter) onEventsAPI(ctx context.Context, ev slackevents.EventsAPIEvent
 		root = ts
 	}
 	out := adapters.Event{
-		Kind:      adapters.EventMessage,
-		Thread:    adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: root},
-		MessageID: team + "/" + channel + "/" + ts,
-		User:      adapters.User{ID: user, Name: user},
-		Text:      stripMention(text, botUser),
-		Mentioned: mentioned,
-		At:        a.now(),
+		Thread: adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: root},
+		User:   adapters.User{ID: user, Name: user},
+		Message: &adapters.Incoming{
+			ID:        team + "/" + channel + "/" + ts,
+			Text:      stripMention(text, botUser),
+			Mentioned: mentioned,
+			// Only described here: the bot fetches them once it has
+			// checked the sender (see files.go).
+			Files: a.attachments(files),
+		},
 	}
-	// Only described here: the bot fetches them once it has checked the
-	// sender (see files.go).
-	out.Files = a.attachments(files)
 	a.msgMu.Lock()
 	a.asker.put(channel+"|"+root, user)
 	a.msgMu.Unlock()
@@ -385,23 +385,22 @@ func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallbac
 	if thread == "" {
 		thread = cb.Container.MessageTs
 	}
-	base := adapters.Event{
-		Kind:   adapters.EventAction,
-		Thread: adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: thread},
-		User:   adapters.User{ID: cb.User.ID, Name: cb.User.Name},
-		At:     a.now(),
-	}
 	for _, act := range cb.ActionCallback.BlockActions {
 		var state slack.BlockActionStates
 		if cb.BlockActionState != nil {
 			state = *cb.BlockActionState
 		}
-		ev, ok := actionEvent(base, act, state)
+		click, ok := actionClick(act, state)
 		if !ok {
 			continue
 		}
+		ev := adapters.Event{
+			Thread: adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: thread},
+			User:   adapters.User{ID: cb.User.ID, Name: cb.User.Name},
+			Click:  &click,
+		}
 		if !a.fromPrompt(&ev, cb) {
-			a.log.Warn("slack: click dropped: it names a prompt of another message", "prompt", ev.PromptID,
+			a.log.Warn("slack: click dropped: it names a prompt of another message", "prompt", click.PromptID,
 				"channel", cb.Container.ChannelID, "message", cb.Container.MessageTs, "user", cb.User.ID)
 			continue
 		}
@@ -426,13 +425,13 @@ func (a *Adapter) onSlash(ctx context.Context, cmd slack.SlashCommand) {
 		return
 	}
 	ev := adapters.Event{
-		Kind:      adapters.EventMessage,
-		Thread:    adapters.ThreadRef{Platform: Platform, Channel: cmd.ChannelID, Thread: ts},
-		MessageID: team + "/" + cmd.ChannelID + "/slash-" + cmd.TriggerID,
-		User:      adapters.User{ID: cmd.UserID, Name: cmd.UserName},
-		Text:      text,
-		Mentioned: true,
-		At:        a.now(),
+		Thread: adapters.ThreadRef{Platform: Platform, Channel: cmd.ChannelID, Thread: ts},
+		User:   adapters.User{ID: cmd.UserID, Name: cmd.UserName},
+		Message: &adapters.Incoming{
+			ID:        team + "/" + cmd.ChannelID + "/slash-" + cmd.TriggerID,
+			Text:      text,
+			Mentioned: true,
+		},
 	}
 	if err := deliver(ctx, ev); err != nil {
 		a.log.Warn("slack: slash command not delivered", "err", err)

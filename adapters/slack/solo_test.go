@@ -78,7 +78,7 @@ func (s *solo) nextAction() adapters.Event {
 	}) {
 		s.t.Fatal("no event delivered")
 	}
-	if ev.Kind != adapters.EventAction {
+	if ev.Click == nil {
 		s.t.Fatalf("delivered %+v, want a click", ev)
 	}
 	return ev
@@ -115,7 +115,7 @@ func (s *solo) noViolations() {
 	}
 }
 
-func choices(ids ...string) []adapters.Choice {
+func choices(ids ...adapters.ChoiceID) []adapters.Choice {
 	var out []adapters.Choice
 	for _, c := range adapters.ApprovalChoices {
 		for _, id := range ids {

@@ -1,0 +1,61 @@
+package adapters
+
+import "time"
+
+// MessageKind says how a message should be shown.
+type MessageKind int
+
+const (
+	// KindText is Claude's text: Markdown, streamed (Final false) and then
+	// complete (Final true).
+	KindText MessageKind = iota
+	// KindTool is one tool's activity line, edited as the tool runs.
+	KindTool
+	// KindNotice is something the bot says: errors, queue positions, command
+	// output. Markdown.
+	KindNotice
+	// KindFooter ends a turn: duration, cost, turns.
+	KindFooter
+)
+
+// ToolState is where a tool call stands.
+type ToolState int
+
+const (
+	ToolRunning ToolState = iota
+	ToolOK
+	ToolFailed
+	// ToolDenied: the call was not allowed.
+	ToolDenied
+)
+
+// Tool is a tool activity line: "⚙ Bash `make test` 12s" → "✓ Bash `make test` 14s: ok".
+type Tool struct {
+	Name string
+	// Input is the key input: the command, the path, the URL, the pattern.
+	// A command is whole, every line of it: an adapter shows every line,
+	// and uploads as a file what does not fit its tool line.
+	Input   string
+	State   ToolState
+	Elapsed time.Duration
+	// Preview is the first part of the tool's output (or error).
+	Preview string
+	// Output is the whole output once the tool has finished, for adapters
+	// that can attach it (a file) when it is long.
+	Output string
+	// Depth > 0 nests a subagent's tool under the Agent call that runs it.
+	Depth int
+}
+
+// Message is something the bot posts in a thread.
+type Message struct {
+	Kind MessageKind
+	// Text is Markdown (KindText, KindNotice, KindFooter).
+	Text string
+	// Final marks a streamed text message as complete.
+	Final bool
+	// Tool is set for KindTool.
+	Tool *Tool
+	// Error marks notices and footers that report a failure.
+	Error bool
+}
