@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
 	"path"
 	"slices"
@@ -15,119 +13,6 @@ import (
 	"sync"
 	"time"
 )
-
-// Choice is what a person picked on an approval prompt, in the order every
-// platform shows them.
-type Choice string
-
-// Choices.
-const (
-	ChoiceAllow       Choice = "allow"        // this request
-	ChoiceAllowThread Choice = "allow_thread" // the same call for the rest of the thread (a file: that file)
-	ChoiceAllowFolder Choice = "allow_folder" // a file's folder for the rest of the thread
-	ChoiceAllowAlways Choice = "allow_always" // a persisted channel rule: admins only
-	ChoiceDeny        Choice = "deny"         // with an optional reason
-)
-
-// Allows reports whether the choice lets the tool run.
-func (c Choice) Allows() bool {
-	return c == ChoiceAllow || c == ChoiceAllowThread || c == ChoiceAllowFolder || c == ChoiceAllowAlways
-}
-
-func (c Choice) valid() bool { return c.Allows() || c == ChoiceDeny }
-
-// Typed is a decision typed as a reply.
-type Typed struct {
-	Choice Choice
-	// Ref names the prompt: "2" (its number in the thread) or a prefix of
-	// its id of at least 4 hex digits; "" when none was given.
-	Ref string
-	// Reason is a deny's reason, original case kept.
-	Reason string
-	// RefOrReason is set when a deny's first word may be either a hex id
-	// or the first word of a reason ("deny cafe is closed"): the caller
-	// reads it as Ref when it names an open prompt, else the whole text
-	// after "deny" is the reason (in Reason with Ref "").
-	RefOrReason bool
-}
-
-// ParseTyped reads a typed decision: "allow", "allow thread", "allow
-// folder", "allow always", each with an optional prompt reference, or
-// "deny [ref] [reason…]". A reference is "2", "#2" or an id prefix of at
-// least 4 hex digits. Case-insensitive, any blanks between words. Anything
-// else is not a decision (ok false).
-func ParseTyped(text string) (Typed, bool) {
-	t := strings.TrimSpace(text)
-	words := strings.Fields(t)
-	if len(words) == 0 {
-		return Typed{}, false
-	}
-	switch strings.ToLower(words[0]) {
-	case "allow":
-		c, rest := ChoiceAllow, words[1:]
-		if len(rest) > 0 {
-			switch strings.ToLower(rest[0]) {
-			case "thread":
-				c, rest = ChoiceAllowThread, rest[1:]
-			case "folder":
-				c, rest = ChoiceAllowFolder, rest[1:]
-			case "always":
-				c, rest = ChoiceAllowAlways, rest[1:]
-			}
-		}
-		switch {
-		case len(rest) == 0:
-			return Typed{Choice: c}, true
-		case len(rest) == 1 && numberRef(rest[0]) != "":
-			return Typed{Choice: c, Ref: numberRef(rest[0])}, true
-		case len(rest) == 1 && hexRef(rest[0]):
-			return Typed{Choice: c, Ref: strings.ToLower(rest[0])}, true
-		}
-		return Typed{}, false
-	case "deny":
-		reason := strings.TrimSpace(t[len(words[0]):])
-		if len(words) == 1 {
-			return Typed{Choice: ChoiceDeny}, true
-		}
-		first := words[1]
-		after := strings.TrimSpace(reason[len(first):])
-		if n := numberRef(first); n != "" {
-			return Typed{Choice: ChoiceDeny, Ref: n, Reason: after}, true
-		}
-		if hexRef(first) {
-			return Typed{Choice: ChoiceDeny, Ref: strings.ToLower(first), Reason: after, RefOrReason: true}, true
-		}
-		return Typed{Choice: ChoiceDeny, Reason: reason}, true
-	}
-	return Typed{}, false
-}
-
-// numberRef returns N for "N" or "#N", else "".
-func numberRef(w string) string {
-	w = strings.TrimPrefix(w, "#")
-	if w == "" || len(w) > 6 {
-		return ""
-	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < '0' || w[i] > '9' {
-			return ""
-		}
-	}
-	return w
-}
-
-func hexRef(w string) bool {
-	if len(w) < 4 || len(w) > 32 {
-		return false
-	}
-	for i := 0; i < len(w); i++ {
-		c := w[i] | 0x20
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // State is where a pending request is in its life.
 type State string
@@ -179,32 +64,6 @@ func (p Pending) clone() Pending {
 	p.Decision.Answers = maps.Clone(p.Decision.Answers)
 	return p
 }
-
-// Errors of Decide. The caller tells the clicking person which one it was.
-var (
-	ErrUnknown         = errors.New("unknown approval")
-	ErrNotAllowed      = errors.New("not allowed to decide this approval")
-	ErrAdminOnly       = errors.New("only admins may allow always")
-	ErrExpired         = errors.New("approval expired")
-	ErrCancelled       = errors.New("approval cancelled")
-	ErrAlreadyDecided  = errors.New("approval already decided")
-	ErrInvalidDecision = errors.New("invalid decision")
-)
-
-// AlreadyDecidedError is returned by Decide for a request somebody already
-// decided; it names them. errors.Is(err, ErrAlreadyDecided) holds.
-type AlreadyDecidedError struct {
-	By     string
-	State  State
-	Choice Choice
-}
-
-func (e *AlreadyDecidedError) Error() string {
-	return fmt.Sprintf("already decided by %s (%s)", e.By, e.State)
-}
-
-// Is makes errors.Is(err, ErrAlreadyDecided) true.
-func (e *AlreadyDecidedError) Is(target error) bool { return target == ErrAlreadyDecided }
 
 type entry struct {
 	p   Pending
@@ -343,100 +202,6 @@ func (r *Registry) Restore(p Pending) {
 		p.State = StatePending
 	}
 	r.put(p)
-}
-
-// Decide records d for the request id. The checks run in this order, and
-// only a decision that passes them all changes anything:
-//
-//  1. an unknown id: ErrUnknown;
-//  2. d.By may not decide (MayDecide): ErrNotAllowed;
-//  3. already allowed or denied: *AlreadyDecidedError naming who decided,
-//     also for a repeated click by that same person; expired: ErrExpired;
-//     cancelled: ErrCancelled;
-//  4. now at or past ExpiresAt: the request becomes StateExpired and the
-//     error is ErrExpired;
-//  5. the decision must fit the request (ErrInvalidDecision): one of the five
-//     choices; for a Question only ChoiceAllow with answers (each key one of
-//     the question texts) or ChoiceDeny; answers only for a Question;
-//  6. ChoiceAllowAlways (a channel rule) only from an admin: ErrAdminOnly.
-//
-// Then the allow choices make it StateAllowed, deny
-// StateDenied, and d is kept (d.At defaults to now). The first valid
-// decision wins. The returned Pending is the entry after the call (zero for
-// an unknown id).
-func (r *Registry) Decide(id string, d Decision) (Pending, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e, ok := r.byID[id]
-	if !ok {
-		return Pending{}, fmt.Errorf("approval %q: %w", id, ErrUnknown)
-	}
-	p := &e.p
-	if !r.MayDecide(d.By, p.Starter) {
-		return p.clone(), fmt.Errorf("approval %s: %q: %w", id, d.By, ErrNotAllowed)
-	}
-	switch p.State {
-	case StatePending:
-	case StateAllowed, StateDenied:
-		return p.clone(), &AlreadyDecidedError{By: p.Decision.By, State: p.State, Choice: p.Decision.Choice}
-	case StateExpired:
-		return p.clone(), fmt.Errorf("approval %s: %w", id, ErrExpired)
-	case StateCancelled:
-		return p.clone(), fmt.Errorf("approval %s: %w", id, ErrCancelled)
-	default:
-		return p.clone(), fmt.Errorf("approval %s: unknown state %q: %w", id, p.State, ErrInvalidDecision)
-	}
-	now := r.now()
-	if expired(p, now) {
-		p.State = StateExpired
-		return p.clone(), fmt.Errorf("approval %s: %w", id, ErrExpired)
-	}
-	if err := checkDecision(p, d); err != nil {
-		return p.clone(), fmt.Errorf("approval %s: %w", id, err)
-	}
-	if d.Choice == ChoiceAllowAlways && !r.IsAdmin(d.By) {
-		return p.clone(), fmt.Errorf("approval %s: %q: %w", id, d.By, ErrAdminOnly)
-	}
-	if d.At.IsZero() {
-		d.At = now
-	}
-	d.Answers = maps.Clone(d.Answers)
-	p.Decision = d
-	p.State = StateDenied
-	if d.Choice.Allows() {
-		p.State = StateAllowed
-	}
-	return p.clone(), nil
-}
-
-func expired(p *Pending, now time.Time) bool {
-	return !p.ExpiresAt.IsZero() && !now.Before(p.ExpiresAt)
-}
-
-func checkDecision(p *Pending, d Decision) error {
-	if !d.Choice.valid() {
-		return fmt.Errorf("%w: unknown choice %q", ErrInvalidDecision, d.Choice)
-	}
-	if !p.Question {
-		if len(d.Answers) > 0 {
-			return fmt.Errorf("%w: answers for a request that is not a question", ErrInvalidDecision)
-		}
-		return nil
-	}
-	switch d.Choice {
-	case ChoiceDeny:
-		return nil
-	case ChoiceAllow:
-		if len(d.Answers) == 0 {
-			return fmt.Errorf("%w: a question is answered, not just allowed", ErrInvalidDecision)
-		}
-		if _, err := AnswerInput(p.Input, d.Answers); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalidDecision, err)
-		}
-		return nil
-	default:
-		return fmt.Errorf("%w: %q does not apply to a question", ErrInvalidDecision, d.Choice)
-	}
 }
 
 // Cancel marks the pending request with the CLI's requestID cancelled

@@ -10,102 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 )
-
-// Options configure one process. The zero value runs `claude` from PATH in
-// the current directory with an environment built from this process's own
-// by the allowlist (see BuildEnv).
-type Options struct {
-	// Bin is the CLI executable; default "claude" (looked up in PATH).
-	Bin string
-	// Dir is the working directory of the session.
-	Dir string
-	// Resume continues a stored session (--resume); ForkSession copies it
-	// into a new session id instead (--fork-session).
-	Resume      string
-	ForkSession bool
-	// SessionID presets the id of a new session (--session-id).
-	SessionID          string
-	Model              string
-	PermissionMode     string
-	AppendSystemPrompt string
-	AllowedTools       []string
-	DisallowedTools    []string
-	MaxTurns           int
-	// Guard, when set, keeps tool decisions with the host; see Guard.
-	Guard *Guard
-	// Runner starts the CLI; nil is Local{}, a child process of ours.
-	Runner Runner
-	// Session names the session to the runner.
-	Session Session
-	// ExtraArgs are appended to the command line as they are.
-	ExtraArgs []string
-	// Env is the child's whole environment. Nil means BuildEnv(os.Environ(), nil).
-	Env []string
-	// MaxLineBytes caps one stdout line; default DefaultMaxLineBytes.
-	MaxLineBytes int
-	// StderrBytes is how much of stderr's tail is kept; default 64 KiB.
-	StderrBytes int
-	// RequestTimeout bounds our control requests when the caller's context
-	// has no earlier deadline; default 30 s.
-	RequestTimeout time.Duration
-	// StopGrace is how long each shutdown step waits (after closing stdin,
-	// after SIGTERM); default 5 s.
-	StopGrace time.Duration
-	// EventBuffer is how many events may wait for the consumer before the
-	// reader stops reading stdout (and so the CLI blocks); default 4096.
-	EventBuffer int
-	Logger      *slog.Logger
-}
-
-// Args returns the CLI arguments for o: the stream-json flags the protocol
-// needs, then the session options.
-func (o *Options) Args() []string {
-	args := []string{
-		"-p",
-		"--output-format", "stream-json",
-		"--input-format", "stream-json",
-		"--verbose",
-		"--permission-prompt-tool", "stdio",
-		"--include-partial-messages",
-	}
-	if o.Resume != "" {
-		args = append(args, "--resume", o.Resume)
-		if o.ForkSession {
-			args = append(args, "--fork-session")
-		}
-	}
-	if o.SessionID != "" {
-		args = append(args, "--session-id", o.SessionID)
-	}
-	if o.Model != "" {
-		args = append(args, "--model", o.Model)
-	}
-	if o.Guard != nil {
-		args = append(args, o.Guard.args(o.PermissionMode)...)
-	} else if o.PermissionMode != "" {
-		args = append(args, "--permission-mode", o.PermissionMode)
-	}
-	if o.AppendSystemPrompt != "" {
-		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)
-	}
-	if len(o.AllowedTools) > 0 {
-		args = append(args, "--allowedTools")
-		args = append(args, o.AllowedTools...)
-	}
-	if len(o.DisallowedTools) > 0 {
-		args = append(args, "--disallowedTools")
-		args = append(args, o.DisallowedTools...)
-	}
-	if o.MaxTurns > 0 {
-		args = append(args, "--max-turns", strconv.Itoa(o.MaxTurns))
-	}
-	return append(args, o.ExtraArgs...)
-}
 
 // ExitInfo says how a process ended.
 type ExitInfo struct {
@@ -121,23 +29,6 @@ type ExitInfo struct {
 
 // ErrExited is returned by writes and requests after the process is gone.
 var ErrExited = errors.New("claude process has exited")
-
-// ErrTimeout is returned when a control request got no response in time.
-var ErrTimeout = errors.New("control request timed out")
-
-// ControlError is a control_response with subtype "error".
-type ControlError struct {
-	Subtype string // the request's subtype
-	Message string
-	Code    string // e.g. invalid_mode, bypass_not_launched, unsupported_request
-}
-
-func (e *ControlError) Error() string {
-	if e.Code != "" {
-		return fmt.Sprintf("%s: %s (%s)", e.Subtype, e.Message, e.Code)
-	}
-	return fmt.Sprintf("%s: %s", e.Subtype, e.Message)
-}
 
 // Process is one running `claude`. Its methods are safe for concurrent use.
 // Events must be drained by the owner until it is closed; the last event is
@@ -408,107 +299,6 @@ func (p *Process) wait(readDone, stderrDone chan struct{}, stderrR *os.File) {
 	p.events.close()
 }
 
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGSEGV:
-		return "SIGSEGV"
-	case syscall.SIGABRT:
-		return "SIGABRT"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	}
-	return s.String()
-}
-
-// Close ends the process in bounded time: it interrupts a running turn,
-// closes stdin (the CLI exits once idle), then sends SIGTERM and finally
-// SIGKILL to the whole process group, waiting StopGrace between steps. It
-// returns how the process ended. Safe to call more than once.
-func (p *Process) Close(ctx context.Context) ExitInfo {
-	p.stopOnce.Do(func() { p.stop(ctx) })
-	return p.ExitInfo()
-}
-
-func (p *Process) stop(ctx context.Context) {
-	select {
-	case <-p.exited:
-		return
-	default:
-	}
-	grace := p.opts.StopGrace
-	if p.InTurn() {
-		ictx, cancel := context.WithTimeout(ctx, min(grace, 2*time.Second))
-		if _, err := p.Interrupt(ictx, true); err != nil {
-			p.log.Debug("claude: interrupt before close failed", "err", err)
-		}
-		cancel()
-	}
-	p.closeStdin()
-	if p.waitExit(ctx, grace) {
-		return
-	}
-	p.setTerm("sent SIGTERM after stdin close was not enough")
-	p.signalGroup(syscall.SIGTERM)
-	if p.waitExit(ctx, grace) {
-		return
-	}
-	p.setTerm("ignored SIGTERM for " + grace.String())
-	p.signalGroup(syscall.SIGKILL)
-	<-p.exited
-}
-
-func (p *Process) setTerm(s string) {
-	p.mu.Lock()
-	p.termState = s
-	p.mu.Unlock()
-}
-
-// Kill ends the process group at once with SIGKILL.
-func (p *Process) Kill() {
-	p.setTerm("killed")
-	p.signalGroup(syscall.SIGKILL)
-	<-p.exited
-}
-
-// signalGroup signals everything of the session (the runner knows what
-// that is, and does nothing once the process has been reaped).
-func (p *Process) signalGroup(sig syscall.Signal) {
-	if err := p.handle.Signal(sig); err != nil {
-		p.log.Debug("claude: signal failed", "signal", signalName(sig), "err", err)
-	}
-}
-
-func (p *Process) waitExit(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-p.exited:
-		return true
-	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func (p *Process) closeStdin() {
-	p.stdinMu.Lock()
-	defer p.stdinMu.Unlock()
-	if !p.closed {
-		p.closed = true
-		p.stdin.Close()
-	}
-}
-
-// CloseInput closes stdin: the CLI finishes the running turn and exits.
-func (p *Process) CloseInput() { p.closeStdin() }
-
 // writeLine marshals v and writes it as one line. Lines are never
 // interleaved: a partial line would kill the CLI.
 func (p *Process) writeLine(v any) error {
@@ -530,59 +320,6 @@ func (p *Process) writeLine(v any) error {
 		return fmt.Errorf("write to claude stdin: %w", err)
 	}
 	return nil
-}
-
-func (p *Process) newRequestID(kind string) string {
-	p.mu.Lock()
-	p.nextID++
-	n := p.nextID
-	p.mu.Unlock()
-	return p.idPrefix + kind + "_" + strconv.FormatUint(n, 10)
-}
-
-// request sends one of our control requests and waits for its response.
-func (p *Process) request(ctx context.Context, subtype string, body map[string]any) (json.RawMessage, error) {
-	id := p.newRequestID(subtype)
-	ch := make(chan *ControlResponse, 1)
-	p.mu.Lock()
-	if p.gone {
-		p.mu.Unlock()
-		return nil, fmt.Errorf("%s request: %w", subtype, ErrExited)
-	}
-	p.pending[id] = ch
-	p.mu.Unlock()
-	forget := func() {
-		p.mu.Lock()
-		delete(p.pending, id)
-		p.mu.Unlock()
-	}
-
-	req := map[string]any{"subtype": subtype}
-	for k, v := range body {
-		req[k] = v
-	}
-	if err := p.writeLine(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
-		forget()
-		return nil, fmt.Errorf("send %s request: %w", subtype, err)
-	}
-	timer := time.NewTimer(p.opts.RequestTimeout)
-	defer timer.Stop()
-	select {
-	case resp, ok := <-ch:
-		if !ok {
-			return nil, fmt.Errorf("%s request: %w", subtype, ErrExited)
-		}
-		if resp.Subtype == "error" {
-			return nil, &ControlError{Subtype: subtype, Message: resp.Error, Code: resp.ErrorCode}
-		}
-		return resp.Response, nil
-	case <-timer.C:
-		forget()
-		return nil, fmt.Errorf("%s request %s: %w after %s", subtype, id, ErrTimeout, p.opts.RequestTimeout)
-	case <-ctx.Done():
-		forget()
-		return nil, fmt.Errorf("%s request %s: %w", subtype, id, ctx.Err())
-	}
 }
 
 func lastLines(s string, n int) string {

@@ -1,0 +1,98 @@
+package claudeproc
+
+import (
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// Options configure one process. The zero value runs `claude` from PATH in
+// the current directory with an environment built from this process's own
+// by the allowlist (see BuildEnv).
+type Options struct {
+	// Bin is the CLI executable; default "claude" (looked up in PATH).
+	Bin string
+	// Dir is the working directory of the session.
+	Dir string
+	// Resume continues a stored session (--resume); ForkSession copies it
+	// into a new session id instead (--fork-session).
+	Resume      string
+	ForkSession bool
+	// SessionID presets the id of a new session (--session-id).
+	SessionID          string
+	Model              string
+	PermissionMode     string
+	AppendSystemPrompt string
+	AllowedTools       []string
+	DisallowedTools    []string
+	MaxTurns           int
+	// Guard, when set, keeps tool decisions with the host; see Guard.
+	Guard *Guard
+	// Runner starts the CLI; nil is Local{}, a child process of ours.
+	Runner Runner
+	// Session names the session to the runner.
+	Session Session
+	// ExtraArgs are appended to the command line as they are.
+	ExtraArgs []string
+	// Env is the child's whole environment. Nil means BuildEnv(os.Environ(), nil).
+	Env []string
+	// MaxLineBytes caps one stdout line; default DefaultMaxLineBytes.
+	MaxLineBytes int
+	// StderrBytes is how much of stderr's tail is kept; default 64 KiB.
+	StderrBytes int
+	// RequestTimeout bounds our control requests when the caller's context
+	// has no earlier deadline; default 30 s.
+	RequestTimeout time.Duration
+	// StopGrace is how long each shutdown step waits (after closing stdin,
+	// after SIGTERM); default 5 s.
+	StopGrace time.Duration
+	// EventBuffer is how many events may wait for the consumer before the
+	// reader stops reading stdout (and so the CLI blocks); default 4096.
+	EventBuffer int
+	Logger      *slog.Logger
+}
+
+// Args returns the CLI arguments for o: the stream-json flags the protocol
+// needs, then the session options.
+func (o *Options) Args() []string {
+	args := []string{
+		"-p",
+		"--output-format", "stream-json",
+		"--input-format", "stream-json",
+		"--verbose",
+		"--permission-prompt-tool", "stdio",
+		"--include-partial-messages",
+	}
+	if o.Resume != "" {
+		args = append(args, "--resume", o.Resume)
+		if o.ForkSession {
+			args = append(args, "--fork-session")
+		}
+	}
+	if o.SessionID != "" {
+		args = append(args, "--session-id", o.SessionID)
+	}
+	if o.Model != "" {
+		args = append(args, "--model", o.Model)
+	}
+	if o.Guard != nil {
+		args = append(args, o.Guard.args(o.PermissionMode)...)
+	} else if o.PermissionMode != "" {
+		args = append(args, "--permission-mode", o.PermissionMode)
+	}
+	if o.AppendSystemPrompt != "" {
+		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)
+	}
+	if len(o.AllowedTools) > 0 {
+		args = append(args, "--allowedTools")
+		args = append(args, o.AllowedTools...)
+	}
+	if len(o.DisallowedTools) > 0 {
+		args = append(args, "--disallowedTools")
+		args = append(args, o.DisallowedTools...)
+	}
+	if o.MaxTurns > 0 {
+		args = append(args, "--max-turns", strconv.Itoa(o.MaxTurns))
+	}
+	return append(args, o.ExtraArgs...)
+}
