@@ -1,11 +1,13 @@
 package matrix_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/matrix"
 	"github.com/claudeops/claudeops/bot"
 )
@@ -86,4 +88,34 @@ func BenchmarkMatrixEditsPer6000(b *testing.B) {
 	b.ReportMetric(float64(edits)/float64(b.N), "edits/answer")
 	b.ReportMetric(float64(msgs)/float64(b.N), "messages/answer")
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/answer")
+}
+
+// BenchmarkMatrixFinalTextVisible: from the adapter receiving a text's
+// final Edit to alice's client on the real Dendrite showing that text, for
+// a message whose live edits are paced at 1.5 s (the final state is urgent).
+//
+//	go test -tags goolm -run '^$' -bench MatrixFinalTextVisible -benchtime 10x ./adapters/matrix
+func BenchmarkMatrixFinalTextVisible(b *testing.B) {
+	s := newSolo(b, soloOptions{editInterval: 1500 * time.Millisecond})
+	room := s.room(s.alice, false)
+	th := s.thread(room)
+	ctx := context.Background()
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, more", i)})
+		final := fmt.Sprintf("answer %d, whole and final", i)
+		start := time.Now()
+		if err := s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: final, Final: true}); err != nil {
+			b.Fatal(err)
+		}
+		if !s.alice.WaitFor(wait, func() bool { return s.message(s.alice, th, ref.ID).Body == final }) {
+			b.Fatalf("the final text never showed")
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/final-visible")
 }

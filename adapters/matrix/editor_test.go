@@ -90,7 +90,7 @@ func TestEditorCoalescesAndAlwaysSendsTheLast(t *testing.T) {
 	a := connectedAdapter(t, hs, 200*time.Millisecond)
 	const room, ev = id.RoomID("!r:example.org"), id.EventID("$live")
 	for i := 1; i <= 50; i++ {
-		a.ed.set(room, "", ev, editContent(ev, content(strings.Repeat("word ", i))))
+		a.setEdit(room, "", ev, content(strings.Repeat("word ", i)), false)
 		time.Sleep(5 * time.Millisecond)
 	}
 	a.Close() // sends what is pending
@@ -101,9 +101,7 @@ func TestEditorCoalescesAndAlwaysSendsTheLast(t *testing.T) {
 	if last := newBody(got[len(got)-1]); last != strings.TrimSpace(strings.Repeat("word ", 50)) && last != strings.Repeat("word ", 50) {
 		t.Errorf("last edit %q is not the last content", last)
 	}
-	a.ed.mu.Lock()
-	count := a.ed.count
-	a.ed.mu.Unlock()
+	count := a.ed.Sent()
 	if count != len(got) {
 		t.Errorf("edits counted %d, sent %d", count, len(got))
 	}
@@ -113,7 +111,7 @@ func TestEditorWaitsOutRateLimits(t *testing.T) {
 	hs := &fakeSend{limited: 2}
 	a := connectedAdapter(t, hs, 10*time.Millisecond)
 	const room, ev = id.RoomID("!r:example.org"), id.EventID("$live")
-	a.ed.set(room, "", ev, editContent(ev, content("final words")))
+	a.setEdit(room, "", ev, content("final words"), false)
 	deadline := time.Now().Add(30 * time.Second)
 	for len(hs.sent()) == 0 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

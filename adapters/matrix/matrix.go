@@ -35,6 +35,7 @@ import (
 	"maunium.net/go/mautrix/id"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/outbox"
 )
 
 // Platform is the ThreadRef.Platform of Matrix threads.
@@ -83,7 +84,7 @@ type Adapter struct {
 	cli *mautrix.Client
 	me  id.UserID
 	cur *cursor
-	ed  *editor
+	ed  *outbox.Editor[matrixEdit]
 
 	ready     chan struct{} // closed once connected
 	connectMu sync.Mutex
@@ -91,16 +92,20 @@ type Adapter struct {
 	mu          sync.Mutex
 	deliver     func(context.Context, adapters.Event) error
 	displayName string
-	encrypted   bool                              // the crypto machine runs
-	posts       map[string]*post                  // text messages, by their first event id
-	latest      map[adapters.ThreadKey]id.EventID // the latest event per thread key (reply fallbacks)
-	statuses    map[adapters.ThreadKey]*statusMsg // the open tool status message per thread key
-	toolRefs    map[string]toolRef                // tool line refs
-	prompts     map[id.EventID]*promptMsg         // prompt and poll events
-	reported    map[string]bool                   // undecryptable sessions already reported
-	direct      map[id.RoomID]bool
-	typing      map[id.RoomID]map[string]bool // threads with a turn running, per room
-	typers      map[id.RoomID]chan struct{}   // the running typer of a room, woken by SetStatus
+	encrypted   bool // the crypto machine runs
+	// What the adapter remembers of what it posted, bounded (the least
+	// recently used go first): text messages by their first event id, the
+	// latest event per thread (reply fallbacks), the open tool status
+	// message per thread, tool line refs.
+	posts    *outbox.Registry[string, *post]
+	latest   *outbox.Registry[adapters.ThreadKey, id.EventID]
+	statuses *outbox.Registry[adapters.ThreadKey, *statusMsg]
+	toolRefs *outbox.Registry[string, toolRef]
+	prompts  map[id.EventID]*promptMsg // prompt and poll events; closed ones pruned
+	reported map[string]bool           // undecryptable sessions already reported
+	direct   map[id.RoomID]bool
+	typing   map[id.RoomID]map[string]bool // threads with a turn running, per room
+	typers   map[id.RoomID]chan struct{}   // the running typer of a room, woken by SetStatus
 
 	closing     chan struct{} // closed by Close: background work ends
 	closeOnce   sync.Once
@@ -154,10 +159,10 @@ func New(cfg Config) (*Adapter, error) {
 		cli:      cli,
 		me:       id.UserID(cfg.UserID),
 		ready:    make(chan struct{}),
-		posts:    make(map[string]*post),
-		latest:   make(map[adapters.ThreadKey]id.EventID),
-		statuses: make(map[adapters.ThreadKey]*statusMsg),
-		toolRefs: make(map[string]toolRef),
+		posts:    outbox.NewRegistry[string, *post](maxTracked, 0, cfg.Now),
+		latest:   outbox.NewRegistry[adapters.ThreadKey, id.EventID](maxTracked, 0, cfg.Now),
+		statuses: outbox.NewRegistry[adapters.ThreadKey, *statusMsg](maxTracked, 0, cfg.Now),
+		toolRefs: outbox.NewRegistry[string, toolRef](maxTracked, 0, cfg.Now),
 		prompts:  make(map[id.EventID]*promptMsg),
 		reported: make(map[string]bool),
 		direct:   make(map[id.RoomID]bool),
@@ -187,7 +192,7 @@ func (a *Adapter) Close() {
 		a.mu.Unlock()
 	})
 	a.wg.Wait()
-	a.ed.close()
+	a.ed.Close()
 	a.mu.Lock()
 	closeCrypto := a.closeCrypto
 	a.closeCrypto = nil
@@ -374,135 +379,6 @@ func (a *Adapter) identity() (deliver func(context.Context, adapters.Event) erro
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.deliver, a.displayName
-}
-
-// cursor is the sync store. mautrix saves next_batch before it processes a
-// response; cursor keeps that in memory and persists a position only once
-// trackingSyncer has seen every event of its response delivered.
-type cursor struct {
-	state   State
-	account string
-	now     func() time.Time
-
-	mu        sync.Mutex
-	next      string    // what mautrix syncs from
-	durable   string    // what a restart syncs from
-	durableAt time.Time // when durable was saved
-	filterID  string
-	loaded    bool
-	deliverOK bool // every delivery of the current response succeeded
-}
-
-func (c *cursor) load(ctx context.Context) error {
-	if c.loaded {
-		return nil
-	}
-	sc, err := c.state.SyncPosition(ctx, c.account)
-	if err != nil {
-		return fmt.Errorf("matrix: load the sync position: %w", err)
-	}
-	c.next, c.durable, c.durableAt, c.filterID, c.loaded = sc.NextBatch, sc.NextBatch, sc.SavedAt, sc.FilterID, true
-	return nil
-}
-
-func (c *cursor) SaveFilterID(ctx context.Context, _ id.UserID, filterID string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.filterID = filterID
-	return c.state.SaveSyncPosition(ctx, c.account, SyncPosition{NextBatch: c.durable, FilterID: filterID, SavedAt: c.now()})
-}
-
-func (c *cursor) LoadFilterID(ctx context.Context, _ id.UserID) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.load(ctx); err != nil {
-		return "", err
-	}
-	return c.filterID, nil
-}
-
-func (c *cursor) SaveNextBatch(_ context.Context, _ id.UserID, token string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.next = token
-	c.deliverOK = true
-	return nil
-}
-
-func (c *cursor) LoadNextBatch(ctx context.Context, _ id.UserID) (string, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.load(ctx); err != nil {
-		return "", err
-	}
-	return c.next, nil
-}
-
-// failed marks the current response as not wholly delivered.
-func (c *cursor) failed() {
-	c.mu.Lock()
-	c.deliverOK = false
-	c.mu.Unlock()
-}
-
-// commit persists token after its response was processed, unless a
-// delivery failed: then the response must be synced again.
-func (c *cursor) commit(ctx context.Context, token string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.deliverOK {
-		return errors.New("an event of the last sync response was not delivered")
-	}
-	if token == c.durable {
-		return nil
-	}
-	at := c.now()
-	if err := c.state.SaveSyncPosition(ctx, c.account, SyncPosition{NextBatch: token, FilterID: c.filterID, SavedAt: at}); err != nil {
-		return err
-	}
-	c.durable, c.durableAt = token, at
-	return nil
-}
-
-// savedAt is when the position a response was synced from was saved.
-func (c *cursor) savedAt() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.durableAt
-}
-
-// rewind makes the next sync start from the durable position.
-func (c *cursor) rewind() {
-	c.mu.Lock()
-	c.next = c.durable
-	c.mu.Unlock()
-}
-
-// trackingSyncer commits the sync position after a response is processed.
-type trackingSyncer struct {
-	*mautrix.DefaultSyncer
-	cur *cursor
-}
-
-func (s *trackingSyncer) ProcessResponse(ctx context.Context, resp *mautrix.RespSync, since string) error {
-	if err := s.DefaultSyncer.ProcessResponse(ctx, resp, since); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err := s.cur.commit(ctx, resp.NextBatch); err != nil {
-		return fmt.Errorf("keep the sync position: %w", err)
-	}
-	return nil
-}
-
-// OnFailedSync retries transient failures sooner than mautrix's 10 s.
-func (s *trackingSyncer) OnFailedSync(res *mautrix.RespSync, err error) (time.Duration, error) {
-	if errors.Is(err, mautrix.MUnknownToken) {
-		return 0, err
-	}
-	return 3 * time.Second, nil
 }
 
 // deliverEvent hands one event to the bot; a failure keeps the sync

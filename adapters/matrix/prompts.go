@@ -111,7 +111,7 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 	pm, keys := newPromptMsg(p, t, evID)
 	a.mu.Lock()
 	a.prompts[evID] = pm
-	a.prune()
+	a.prunePrompts()
 	a.mu.Unlock()
 	if p.Kind == adapters.PromptQuestion {
 		a.addPolls(ctx, t, p, pm)
@@ -210,7 +210,7 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 		}
 	}
 	a.mu.Unlock()
-	a.ed.set(room, ref.Thread.Key(), evID, editContent(evID, content(promptMarkdown(p))))
+	a.setEdit(room, ref.Thread.Key(), evID, content(promptMarkdown(p)), p.State != adapters.PromptPending)
 	if p.State == adapters.PromptPending {
 		return nil
 	}

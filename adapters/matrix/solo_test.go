@@ -23,7 +23,7 @@ import (
 // what it delivers is recorded, what it posts is read from the users'
 // clients. Its tests need no CLI.
 type solo struct {
-	t       *testing.T
+	t       testing.TB
 	ad      *matrix.Adapter
 	botUser *dendrite.User
 	alice   *dendrite.Client
@@ -42,7 +42,7 @@ type soloOptions struct {
 	editInterval time.Duration
 }
 
-func newSolo(t *testing.T, o soloOptions) *solo {
+func newSolo(t testing.TB, o soloOptions) *solo {
 	t.Helper()
 	srv := dendrite.Start(t)
 	s := &solo{t: t, botUser: srv.Register(t, "claude")}

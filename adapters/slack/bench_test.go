@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
@@ -69,4 +70,34 @@ func BenchmarkAPICallsPerTurn(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFinalTextVisible: from the adapter receiving a text's final
+// Edit (the model's turn has ended) to the fake Slack holding that text,
+// for a message whose live edits are paced at the default 2 s: the final
+// state is urgent and does not wait for the interval. One op is one
+// answer: posted live, edited live once, then final.
+//
+//	go test -tags goolm -run '^$' -bench FinalTextVisible -benchtime 20x ./adapters/slack
+func BenchmarkFinalTextVisible(b *testing.B) {
+	s := newSoloWith(b, fakeslack.Options{NoBotEcho: true}, func(c *slackadapter.Config) {
+		c.EditInterval = 2 * time.Second
+		c.RateScale = 1000
+	})
+	ctx := context.Background()
+	th := s.thread()
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, more", i)})
+		final := fmt.Sprintf("answer %d, whole and final", i)
+		start := time.Now()
+		_ = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: final, Final: true})
+		s.waitMessage(general, ref.ID, final)
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/final-visible")
 }

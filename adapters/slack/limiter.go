@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +39,15 @@ type limiter struct {
 	blocked map[string]time.Time
 	// turns lets one call per budget be in flight: a call sent while
 	// another awaits its answer could not honour the 429 that answer may
-	// carry.
-	turns map[string]chan struct{}
+	// carry. A budget's entry lives while a call holds or awaits it.
+	turns map[string]*turn
+	// swept is when buckets were last swept (see sweepLocked).
+	swept time.Time
+}
+
+type turn struct {
+	ch    chan struct{}
+	users int // calls holding or awaiting the turn
 }
 
 type bucket struct {
@@ -51,7 +59,7 @@ func newLimiter(scale float64, now func() time.Time) *limiter {
 	if scale <= 0 {
 		scale = 1
 	}
-	return &limiter{now: now, scale: scale, buckets: map[string]*bucket{}, blocked: map[string]time.Time{}, turns: map[string]chan struct{}{}}
+	return &limiter{now: now, scale: scale, buckets: map[string]*bucket{}, blocked: map[string]time.Time{}, turns: map[string]*turn{}}
 }
 
 func bucketKey(method, channel string) string {
@@ -85,6 +93,7 @@ func (l *limiter) wait(ctx context.Context, method, channel string) error {
 			b.last = now
 			if b.tokens >= 1 {
 				b.tokens--
+				l.sweepLocked(now)
 				l.mu.Unlock()
 				return nil
 			}
@@ -108,16 +117,57 @@ func (l *limiter) turn(ctx context.Context, method, channel string) (release fun
 	l.mu.Lock()
 	t := l.turns[key]
 	if t == nil {
-		t = make(chan struct{}, 1)
+		t = &turn{ch: make(chan struct{}, 1)}
 		l.turns[key] = t
 	}
+	t.users++
 	l.mu.Unlock()
+	done := func() {
+		l.mu.Lock()
+		if t.users--; t.users == 0 {
+			delete(l.turns, key)
+		}
+		l.mu.Unlock()
+	}
 	select {
-	case t <- struct{}{}:
-		return func() { <-t }, nil
+	case t.ch <- struct{}{}:
+		return func() { <-t.ch; done() }, nil
 	case <-ctx.Done():
+		done()
 		return nil, ctx.Err()
 	}
+}
+
+// sweepLocked forgets the buckets that have refilled (a full bucket is
+// what a new one is) and the Retry-Afters that have passed, so that a
+// bucket per channel does not outlive its use. At most once a minute.
+func (l *limiter) sweepLocked(now time.Time) {
+	if now.Sub(l.swept) < time.Minute {
+		return
+	}
+	l.swept = now
+	for key, b := range l.buckets {
+		method, _, _ := strings.Cut(key, "/")
+		lim, ok := methodLimits[method]
+		if !ok {
+			lim.rate, lim.burst = 50.0/60, 5
+		}
+		if b.tokens+now.Sub(b.last).Seconds()*lim.rate*l.scale >= lim.burst {
+			delete(l.buckets, key)
+		}
+	}
+	for method, until := range l.blocked {
+		if !now.Before(until) {
+			delete(l.blocked, method)
+		}
+	}
+}
+
+// sizes are how many budgets the limiter holds state for (tests).
+func (l *limiter) sizes() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets) + len(l.turns) + len(l.blocked)
 }
 
 // penalize records a 429: nothing of method goes out before retryAfter.
@@ -156,4 +206,83 @@ func (a *Adapter) call(ctx context.Context, method, channel string, f func(conte
 		}
 		return err
 	}
+}
+
+// take takes a token of method's budget if one is there within the next
+// within, without queueing behind it: it reports how long to wait for the
+// token taken, or false when the budget is spent for longer (or a
+// Retry-After holds it).
+func (l *limiter) take(method, channel string, within time.Duration) (time.Duration, bool) {
+	lim, ok := methodLimits[method]
+	if !ok {
+		lim.rate, lim.burst = 50.0/60, 5
+	}
+	rate := lim.rate * l.scale
+	key := bucketKey(method, channel)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if until, ok := l.blocked[method]; ok && now.Before(until) {
+		return 0, false
+	}
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{tokens: lim.burst, last: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(lim.burst, b.tokens+now.Sub(b.last).Seconds()*rate)
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0, true
+	}
+	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
+	if wait > within {
+		return 0, false
+	}
+	b.tokens-- // reserved: owed back by the refill within wait
+	return wait, true
+}
+
+// budgetWait is how long tryCall waits for a token due soon: a budget
+// that refills faster than this is not spent (Slack's Tier 2 refills one
+// every 3 s).
+const budgetWait = 250 * time.Millisecond
+
+// errNoBudget: a call tried only if its budget allowed it at once was not
+// made (see tryCall).
+var errNoBudget = errors.New("slack: no budget left for this call now")
+
+// tryCall makes one Web API call only if its budget allows it now: it
+// does not wait for a token or a Retry-After (a 429 is recorded, not
+// waited out). It returns errNoBudget when the call was not made or
+// was refused for the rate: the caller goes another way.
+func (a *Adapter) tryCall(ctx context.Context, method, channel string, f func(context.Context) error) error {
+	// Another call of the budget in flight is waited for (a round trip):
+	// what is not waited for is the budget itself.
+	release, err := a.lim.turn(ctx, method, channel)
+	if err != nil {
+		return err
+	}
+	defer release()
+	wait, ok := a.lim.take(method, channel, budgetWait)
+	if !ok {
+		return errNoBudget
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	err = f(ctx)
+	var rl *slack.RateLimitedError
+	if errors.As(err, &rl) {
+		a.lim.penalize(method, rl.RetryAfter)
+		return errNoBudget
+	}
+	return err
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/internal/fakeslack"
@@ -128,4 +129,44 @@ func TestStrictRateLimitsManyThreads(t *testing.T) {
 	if limited == 0 {
 		t.Error("no call was rate limited: the test did not exercise Retry-After")
 	}
+}
+
+// TestStreamBudgetSpentFallsBack: native streaming on, at Slack's real
+// budgets (chat.startStream: 20 a minute for the workspace, 3 at once):
+// 12 threads answer at once. The streams the budget allows are started;
+// every other thread is answered at once through chat.postMessage and
+// paced chat.update instead of waiting for the stream budget, so every
+// thread ends with its whole text, and no more streams were started than
+// the budget allowed in the time the test took.
+func TestStreamBudgetSpentFallsBack(t *testing.T) {
+	const threads = 12
+	start := time.Now()
+	h := newHarness(t, script(nil), fakeslack.Options{Strict: true, Streaming: true, RateScale: 1}, func(bc *bot.Config, sc *slackadapter.Config) {
+		bc.MaxSessions = threads
+		bc.MaxThreadsPerUser = -1
+		sc.RateScale = 1
+	})
+	var roots []string
+	for i := range threads {
+		roots = append(roots, h.fs.Post(alice, general, mention+fmt.Sprintf("thread %02d says hello with a longer message so that it streams", i)))
+	}
+	for _, ts := range roots {
+		h.waitFinal(ts, `ok: thread \d\d says hello with a longer message so that it streams`)
+	}
+	streams := 0
+	for _, c := range h.fs.Calls("chat.startStream") {
+		if c.Error == "" && c.Status == 200 {
+			streams++
+		}
+	}
+	// 3 at once, then one every 3 s.
+	budget := 3 + int(time.Since(start)/(3*time.Second)) + 1
+	t.Logf("%d threads: %d native streams (budget %d), the rest by chat.postMessage", threads, streams, budget)
+	if streams > budget {
+		t.Errorf("%d streams started, more than the budget of %d: threads waited for it", streams, budget)
+	}
+	if streams == threads {
+		t.Error("every thread streamed: the budget never ran out, the test proves nothing")
+	}
+	h.noViolations()
 }

@@ -31,6 +31,7 @@ const maxButtons = 5
 // whole as a file first; if that fails, nothing is posted and Ask fails
 // (the bot then denies: nobody decides on a part).
 func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+	a.flushThread(ctx, t)
 	pm := &posted{channel: t.Channel, thread: t.Thread}
 	if _, cut := detailView(p); cut {
 		if err := a.uploadText(ctx, t.Channel, t.Thread, adapters.InputFileName(p.Tool), p.Tool+" input (whole)", p.Detail); err != nil {
@@ -40,9 +41,7 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 	if err := a.renderPrompt(ctx, pm, p); err != nil {
 		return adapters.MessageRef{}, err
 	}
-	a.msgMu.Lock()
-	a.prompts[p.ID] = promptLoc{thread: t, ts: pm.ts[0]}
-	a.msgMu.Unlock()
+	a.prompts.Put(p.ID, promptLoc{thread: t, ts: pm.ts[0]})
 	return a.newRef(t, pm), nil
 }
 
@@ -56,11 +55,9 @@ func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 	}
 	decided := p.State != adapters.PromptPending
 	if decided {
-		a.msgMu.Lock()
-		delete(a.prompts, p.ID)
-		a.msgMu.Unlock()
+		a.prompts.Remove(p.ID)
 	}
-	a.edit.set(msgKey(ref), func(ctx context.Context) error {
+	a.edit.Set(refThread(ref), msgKey(ref), func(ctx context.Context) error {
 		err := a.renderPrompt(ctx, pm, p)
 		if decided && err == nil {
 			// Final: a later update of it starts from its ref, as after a
@@ -92,9 +89,7 @@ func (a *Adapter) fromPrompt(ev *adapters.Event, cb slack.InteractionCallback) b
 	if ev.Click.PromptID == "" {
 		return true
 	}
-	a.msgMu.Lock()
-	loc, ok := a.prompts[ev.Click.PromptID]
-	a.msgMu.Unlock()
+	loc, ok := a.prompts.Get(ev.Click.PromptID)
 	if !ok {
 		return true
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/outbox"
 	"github.com/claudeops/claudeops/adapters/slack/slackmd"
 )
 
@@ -60,27 +61,29 @@ type Config struct {
 	// url_private: scheme://host[:port], exactly (default
 	// https://files.slack.com; tests: the fake's URL).
 	FileOrigins []string
-	HTTPClient  *http.Client
 	Logger      *slog.Logger
+	HTTPClient  *http.Client
 	Now         func() time.Time
 }
 
 // Adapter is the Slack adapter. Create it with New, then Run it.
 type Adapter struct {
 	cfg Config
-	log *slog.Logger
 	api *slack.Client
+	log *slog.Logger
 	lim *limiter
 	now func() time.Time
 	hc  *http.Client
 	// fileHC downloads files: it follows no redirect off FileOrigins.
 	fileHC  *http.Client
 	origins map[string]bool // FileOrigins, as parsed
-	edit    *editor
+	// edit sends the edits of posted messages: coalesced per message,
+	// paced, final states urgent (see outbox.Editor).
+	edit *outbox.Editor[func(context.Context) error]
 	// status sends assistant.threads.setStatus off the caller's path: a
 	// turn's prompt must not wait for Slack (it is coalesced per thread
 	// like an edit, so the latest status lands last).
-	status *editor
+	status *outbox.Editor[statusEdit]
 
 	mu        sync.Mutex
 	botUserID string
@@ -90,23 +93,22 @@ type Adapter struct {
 	ready     chan struct{}
 	readyOnce sync.Once
 
-	msgMu sync.Mutex
 	// msgs are the messages this run posted, by msgKey; the least recently
 	// used are forgotten past msgsCap (an edit of one then fails, an
 	// update of a prompt still works: see UpdatePrompt).
-	msgs *lru[string, *posted]
-	// asker is who last wrote in each thread (channel|thread): streams are
+	msgs *outbox.Registry[string, *posted]
+	// asker is who last wrote in each thread (threadKey): streams are
 	// addressed to a recipient. Bounded like msgs.
-	asker *lru[string, string]
-	// prompts are the open prompts this run posted, by prompt id.
-	prompts map[string]promptLoc
+	asker *outbox.Registry[string, string]
+	// prompts are the open prompts this run posted, by prompt id; a
+	// forgotten one is left to the bot (see fromPrompt).
+	prompts *outbox.Registry[string, promptLoc]
+	// threads is what the adapter knows of each thread's status line.
+	threads *outbox.Registry[string, *threadState]
 
 	streamOK int32 // 0 unknown, 1 works, -1 refused
 
 	replays replayGuard // signed HTTP requests already handled
-
-	editStop context.CancelFunc
-	editDone chan struct{}
 }
 
 // New validates the configuration; it does no I/O.
@@ -156,9 +158,10 @@ func New(cfg Config) (*Adapter, error) {
 		hc:      cfg.HTTPClient,
 		fileHC:  fileClient(cfg.HTTPClient, origins),
 		origins: origins,
-		msgs:    newLRU[string, *posted](msgsCap),
-		asker:   newLRU[string, string](askerCap),
-		prompts: make(map[string]promptLoc),
+		msgs:    outbox.NewRegistry[string, *posted](msgsCap, 0, cfg.Now),
+		asker:   outbox.NewRegistry[string, string](askerCap, 0, cfg.Now),
+		prompts: outbox.NewRegistry[string, promptLoc](promptsCap, 0, cfg.Now),
+		threads: outbox.NewRegistry[string, *threadState](askerCap, 0, cfg.Now),
 		ready:   make(chan struct{}),
 	}
 	if cfg.Streaming {
@@ -166,37 +169,22 @@ func New(cfg Config) (*Adapter, error) {
 	} else {
 		a.streamOK = -1
 	}
-	a.edit = newEditor(a, "edit", slog.LevelWarn)
-	// Not every channel is an assistant thread: a refused status is
-	// expected, not worth a warning.
-	a.status = newEditor(a, "status", slog.LevelDebug)
-	// The editors outlive Run: edits made while the bot shuts down (final
-	// texts, expired prompts, cleared statuses) still land. Close stops them.
-	ectx, cancel := context.WithCancel(context.Background())
-	a.editStop = cancel
-	a.editDone = make(chan struct{})
-	var wg sync.WaitGroup
-	for _, e := range []*editor{a.edit, a.status} {
-		wg.Go(func() { e.run(ectx) })
-	}
-	go func() {
-		defer close(a.editDone)
-		wg.Wait()
-	}()
+	a.startEditors()
 	return a, nil
 }
 
-// Bounds of what the adapter remembers (see msgs, asker).
+// Bounds of what the adapter remembers (see msgs, asker, prompts).
 const (
-	msgsCap  = 4096
-	askerCap = 4096
+	msgsCap    = 4096
+	askerCap   = 4096
+	promptsCap = 4096
 )
 
 // Close sends the edits and statuses still pending (for at most 30 s) and
 // stops the editors. Call it after the bot has shut down.
 func (a *Adapter) Close() {
-	a.editStop()
-	<-a.editDone
+	a.edit.Close()
+	a.status.Close()
 }
 
 // Name implements adapters.Adapter.
@@ -355,9 +343,7 @@ func (a *Adapter) onEventsAPI(ctx context.Context, ev slackevents.EventsAPIEvent
 			Files: a.attachments(files),
 		},
 	}
-	a.msgMu.Lock()
-	a.asker.put(channel+"|"+root, user)
-	a.msgMu.Unlock()
+	a.asker.Put(threadKey(channel, root), user)
 	return deliver(ctx, out)
 }
 

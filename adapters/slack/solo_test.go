@@ -15,7 +15,7 @@ import (
 // solo is the Slack adapter alone on the fake Slack, without the bot: what
 // it delivers is recorded, what it posts is read from the fake.
 type solo struct {
-	t  *testing.T
+	t  testing.TB
 	fs *fakeslack.Server
 	ad *slack.Adapter
 
@@ -27,7 +27,7 @@ func newSolo(t *testing.T) *solo { return newSoloWith(t, fakeslack.Options{}, ni
 
 // newSoloWith is newSolo on a fake with options fo; mod adjusts the
 // adapter's configuration.
-func newSoloWith(t *testing.T, fo fakeslack.Options, mod func(*slack.Config)) *solo {
+func newSoloWith(t testing.TB, fo fakeslack.Options, mod func(*slack.Config)) *solo {
 	t.Helper()
 	s := &solo{t: t, fs: fakeslack.Start(t, fo)}
 	cfg := slack.Config{BotToken: s.fs.Opts.BotToken, AppToken: s.fs.Opts.AppToken, APIURL: s.fs.URL + "/api/", EditInterval: 50 * time.Millisecond}

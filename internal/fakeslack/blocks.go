@@ -1,9 +1,7 @@
 package fakeslack
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -140,109 +138,22 @@ func (c *blockCheck) block(ptr string, v any) {
 	}
 	switch typ {
 	case "section":
-		_, hasText := b["text"]
-		fields, hasFields := b["fields"]
-		if !hasText && !hasFields {
-			c.add(ptr, "missing required field: text")
-		}
-		if hasText {
-			c.textObj(ptr+"/text", b["text"], true, MaxSectionText)
-		}
-		if hasFields {
-			arr, ok := fields.([]any)
-			if !ok {
-				c.add(ptr+"/fields", "must provide an array")
-			} else {
-				c.maxItems(ptr+"/fields", len(arr), MaxSectionFields)
-				for j, f := range arr {
-					c.textObj(fmt.Sprintf("%s/fields/%d", ptr, j), f, true, MaxFieldText)
-				}
-			}
-		}
-		if acc, ok := b["accessory"]; ok {
-			c.element(ptr+"/accessory", acc, nil)
-		}
+		c.sectionBlock(ptr, b)
 	case "header":
 		c.textObj(ptr+"/text", b["text"], false, MaxHeaderText)
 	case "context":
-		els, ok := b["elements"].([]any)
-		if !ok {
-			c.add(ptr, "missing required field: elements")
-			return
-		}
-		c.minItems(ptr+"/elements", len(els))
-		c.maxItems(ptr+"/elements", len(els), MaxContextElements)
-		for j, e := range els {
-			ep := fmt.Sprintf("%s/elements/%d", ptr, j)
-			m, ok := e.(map[string]any)
-			if !ok {
-				c.add(ep, "must provide an object")
-				continue
-			}
-			switch m["type"] {
-			case "plain_text", "mrkdwn":
-				c.textObj(ep, m, true, MaxSectionText)
-			case "image":
-				c.image(ep, m)
-			default:
-				c.add(ep+"/type", "must be a valid enum value")
-			}
-		}
+		c.contextBlock(ptr, b)
 	case "actions", "context_actions":
-		els, ok := b["elements"].([]any)
-		if !ok {
-			c.add(ptr, "missing required field: elements")
-			return
-		}
-		c.minItems(ptr+"/elements", len(els))
-		c.maxItems(ptr+"/elements", len(els), MaxActionsElements)
-		seen := map[string]bool{}
-		for j, e := range els {
-			c.element(fmt.Sprintf("%s/elements/%d", ptr, j), e, seen)
-		}
+		c.actionsBlock(ptr, b)
 	case "markdown":
-		t, ok := b["text"].(string)
-		if !ok {
-			c.add(ptr, "missing required field: text")
-			return
-		}
-		if t == "" {
-			c.add(ptr+"/text", "must be more than 0 characters")
-		}
-		c.maxLen(ptr+"/text", t, MaxMarkdownText)
-		c.markdown += runes(t)
-		c.totalText += runes(t)
+		c.markdownBlock(ptr, b)
 	case "image":
 		c.image(ptr, b)
 		if title, ok := b["title"]; ok {
 			c.textObj(ptr+"/title", title, false, 2000)
 		}
 	case "table":
-		c.tables++
-		if c.tables > 1 {
-			c.add(ptr, "only one table block is allowed per message")
-		}
-		rows, ok := b["rows"].([]any)
-		if !ok {
-			c.add(ptr, "missing required field: rows")
-			return
-		}
-		c.maxItems(ptr+"/rows", len(rows), MaxTableRows)
-		for j, r := range rows {
-			cells, ok := r.([]any)
-			if !ok {
-				c.add(fmt.Sprintf("%s/rows/%d", ptr, j), "must provide an array")
-				continue
-			}
-			c.maxItems(fmt.Sprintf("%s/rows/%d", ptr, j), len(cells), MaxTableCells)
-			for _, cell := range cells {
-				var texts []string
-				collectTexts(cell, &texts)
-				for _, t := range texts {
-					c.totalText += runes(t)
-				}
-			}
-		}
+		c.tableBlock(ptr, b)
 	case "input":
 		if el, ok := b["element"]; ok {
 			c.element(ptr+"/element", el, nil)
@@ -251,14 +162,125 @@ func (c *blockCheck) block(ptr string, v any) {
 		}
 		c.textObj(ptr+"/label", b["label"], false, 2000)
 	case "rich_text":
-		if _, ok := b["elements"].([]any); !ok {
-			c.add(ptr, "missing required field: elements")
+		c.richTextBlock(ptr, b)
+	}
+}
+
+func (c *blockCheck) sectionBlock(ptr string, b map[string]any) {
+	_, hasText := b["text"]
+	fields, hasFields := b["fields"]
+	if !hasText && !hasFields {
+		c.add(ptr, "missing required field: text")
+	}
+	if hasText {
+		c.textObj(ptr+"/text", b["text"], true, MaxSectionText)
+	}
+	if hasFields {
+		arr, ok := fields.([]any)
+		if !ok {
+			c.add(ptr+"/fields", "must provide an array")
+		} else {
+			c.maxItems(ptr+"/fields", len(arr), MaxSectionFields)
+			for j, f := range arr {
+				c.textObj(fmt.Sprintf("%s/fields/%d", ptr, j), f, true, MaxFieldText)
+			}
 		}
-		var texts []string
-		collectTexts(b["elements"], &texts)
-		for _, t := range texts {
-			c.totalText += runes(t)
+	}
+	if acc, ok := b["accessory"]; ok {
+		c.element(ptr+"/accessory", acc, nil)
+	}
+}
+
+func (c *blockCheck) contextBlock(ptr string, b map[string]any) {
+	els, ok := b["elements"].([]any)
+	if !ok {
+		c.add(ptr, "missing required field: elements")
+		return
+	}
+	c.minItems(ptr+"/elements", len(els))
+	c.maxItems(ptr+"/elements", len(els), MaxContextElements)
+	for j, e := range els {
+		ep := fmt.Sprintf("%s/elements/%d", ptr, j)
+		m, ok := e.(map[string]any)
+		if !ok {
+			c.add(ep, "must provide an object")
+			continue
 		}
+		switch m["type"] {
+		case "plain_text", "mrkdwn":
+			c.textObj(ep, m, true, MaxSectionText)
+		case "image":
+			c.image(ep, m)
+		default:
+			c.add(ep+"/type", "must be a valid enum value")
+		}
+	}
+}
+
+func (c *blockCheck) actionsBlock(ptr string, b map[string]any) {
+	els, ok := b["elements"].([]any)
+	if !ok {
+		c.add(ptr, "missing required field: elements")
+		return
+	}
+	c.minItems(ptr+"/elements", len(els))
+	c.maxItems(ptr+"/elements", len(els), MaxActionsElements)
+	seen := map[string]bool{}
+	for j, e := range els {
+		c.element(fmt.Sprintf("%s/elements/%d", ptr, j), e, seen)
+	}
+}
+
+func (c *blockCheck) markdownBlock(ptr string, b map[string]any) {
+	t, ok := b["text"].(string)
+	if !ok {
+		c.add(ptr, "missing required field: text")
+		return
+	}
+	if t == "" {
+		c.add(ptr+"/text", "must be more than 0 characters")
+	}
+	c.maxLen(ptr+"/text", t, MaxMarkdownText)
+	c.markdown += runes(t)
+	c.totalText += runes(t)
+}
+
+func (c *blockCheck) tableBlock(ptr string, b map[string]any) {
+	c.tables++
+	if c.tables > 1 {
+		c.add(ptr, "only one table block is allowed per message")
+	}
+	rows, ok := b["rows"].([]any)
+	if !ok {
+		c.add(ptr, "missing required field: rows")
+		return
+	}
+	c.maxItems(ptr+"/rows", len(rows), MaxTableRows)
+	for j, r := range rows {
+		cells, ok := r.([]any)
+		if !ok {
+			c.add(fmt.Sprintf("%s/rows/%d", ptr, j), "must provide an array")
+			continue
+		}
+		c.maxItems(fmt.Sprintf("%s/rows/%d", ptr, j), len(cells), MaxTableCells)
+		for _, cell := range cells {
+			var texts []string
+			collectTexts(cell, &texts)
+			for _, t := range texts {
+				c.totalText += runes(t)
+			}
+		}
+	}
+}
+
+func (c *blockCheck) richTextBlock(ptr string, b map[string]any) {
+	if _, ok := b["elements"].([]any); !ok {
+		c.add(ptr, "missing required field: elements")
+	}
+	var texts []string
+	collectTexts(b["elements"], &texts)
+	for _, t := range texts {
+		c.totalText += runes(t)
 	}
 }
 
@@ -454,149 +476,3 @@ func (c *blockCheck) confirm(ptr string, v any) {
 // without one (markdown blocks: dropped), an action_id for interactive
 // elements without one, emoji:true on plain_text and verbatim:false on
 // mrkdwn text objects.
-func normalizeBlocks(blocks []any) json.RawMessage {
-	for _, b := range blocks {
-		m, ok := b.(map[string]any)
-		if !ok {
-			continue
-		}
-		if m["type"] == "markdown" {
-			delete(m, "block_id")
-		} else if _, ok := m["block_id"]; !ok {
-			m["block_id"] = randAlnum(5)
-		}
-		for _, el := range elementsOf(m) {
-			if _, ok := el["action_id"]; !ok && interactiveTypes[str(el["type"])] {
-				el["action_id"] = randAlnum(4)
-			}
-		}
-		normalizeTexts(m)
-	}
-	out, _ := json.Marshal(blocks)
-	return out
-}
-
-func normalizeTexts(v any) {
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			normalizeTexts(e)
-		}
-	case map[string]any:
-		if _, ok := x["text"].(string); ok {
-			switch x["type"] {
-			case "plain_text":
-				if _, ok := x["emoji"]; !ok {
-					x["emoji"] = true
-				}
-			case "mrkdwn":
-				if _, ok := x["verbatim"]; !ok {
-					x["verbatim"] = false
-				}
-			}
-		}
-		for _, e := range x {
-			normalizeTexts(e)
-		}
-	}
-}
-
-func str(v any) string { s, _ := v.(string); return s }
-
-// elementsOf returns the interactive-element holders of a block.
-func elementsOf(b map[string]any) []map[string]any {
-	var out []map[string]any
-	switch b["type"] {
-	case "actions", "context_actions":
-		els, _ := b["elements"].([]any)
-		for _, e := range els {
-			if m, ok := e.(map[string]any); ok {
-				out = append(out, m)
-			}
-		}
-	case "section":
-		if m, ok := b["accessory"].(map[string]any); ok {
-			out = append(out, m)
-		}
-	case "input":
-		if m, ok := b["element"].(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-type elementRef struct {
-	blockID, actionID, typ string
-	el                     map[string]any
-}
-
-func interactiveElements(blocks []any) []elementRef {
-	var out []elementRef
-	for _, b := range blocks {
-		m, ok := b.(map[string]any)
-		if !ok {
-			continue
-		}
-		for _, el := range elementsOf(m) {
-			typ := str(el["type"])
-			if !interactiveTypes[typ] {
-				continue
-			}
-			out = append(out, elementRef{blockID: str(m["block_id"]), actionID: str(el["action_id"]), typ: typ, el: el})
-		}
-	}
-	return out
-}
-
-// findElement finds the interactive element with actionID in stored blocks.
-func findElement(blocks json.RawMessage, actionID string) (elementRef, bool) {
-	var bs []any
-	if json.Unmarshal(blocks, &bs) != nil {
-		return elementRef{}, false
-	}
-	for _, e := range interactiveElements(bs) {
-		if e.actionID == actionID {
-			return e, true
-		}
-	}
-	return elementRef{}, false
-}
-
-// optionsOf lists an element's options (flattening option_groups).
-func optionsOf(el map[string]any) []map[string]any {
-	var out []map[string]any
-	add := func(list any) {
-		arr, _ := list.([]any)
-		for _, o := range arr {
-			if m, ok := o.(map[string]any); ok {
-				out = append(out, m)
-			}
-		}
-	}
-	add(el["options"])
-	groups, _ := el["option_groups"].([]any)
-	for _, g := range groups {
-		if gm, ok := g.(map[string]any); ok {
-			add(gm["options"])
-		}
-	}
-	return out
-}
-
-// truncateRunes cuts s to n characters.
-func truncateRunes(s string, n int) string {
-	if runes(s) <= n {
-		return s
-	}
-	i := 0
-	for pos := range s {
-		if i == n {
-			return s[:pos]
-		}
-		i++
-	}
-	return s
-}
-
-func itoa(n int) string { return strconv.Itoa(n) }
