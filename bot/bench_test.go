@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -125,11 +126,11 @@ func benchLiveWorker(b *testing.B, interval time.Duration) (*worker, *benchAdapt
 	b.Helper()
 	bt, ad := benchBot(b, Config{}, interval)
 	w := newWorker(bt, adapters.ThreadRef{Platform: "bench", Channel: "C1", Thread: "T1"})
-	w.beginTurn(&queuedPrompt{text: "explain the design"})
+	w.view.begin("explain the design")
 	b.Cleanup(func() {
-		w.stopTicker()
-		if w.flushTimer != nil {
-			w.flushTimer.Stop()
+		w.view.stopTicker()
+		if w.view.flushTimer != nil {
+			w.view.flushTimer.Stop()
 		}
 	})
 	return w, ad
@@ -177,16 +178,16 @@ func benchTurnDeltas(b *testing.B, interval time.Duration) {
 	for b.Loop() {
 		w.handleProc(ctx, evs[n%len(evs)])
 		n++
-		if interval > 0 && n%perFlush == 0 && w.flushTimer != nil {
+		if interval > 0 && n%perFlush == 0 && w.view.flushTimer != nil {
 			// What the worker's loop does when the flush timer fires.
-			w.flushTimer.Stop()
-			w.flushC, w.flushTimer = nil, nil
-			w.flush(ctx, false)
+			w.view.flushTimer.Stop()
+			w.view.flushC, w.view.flushTimer = nil, nil
+			w.view.flush(ctx, false)
 		}
 		if n%perTurn == 0 {
-			w.flush(ctx, true)
-			w.turn = nil
-			w.beginTurn(qp)
+			w.view.flush(ctx, true)
+			w.view.turn = nil
+			w.view.begin(qp.text)
 		}
 	}
 	benchReportAdapter(b, ad, n)
@@ -203,8 +204,8 @@ func benchAccumulatedDeltas(b *testing.B, interval time.Duration, size int) {
 	}
 	evs := benchDeltaEvents("msg_bench")
 	w.handleProc(ctx, start)
-	w.flush(ctx, false) // posts the message; deltas then edit it
-	if lt := w.turn.texts["msg_bench"]; lt == nil || lt.ref == nil {
+	w.view.flush(ctx, false) // posts the message; deltas then edit it
+	if lt := w.view.turn.texts["msg_bench"]; lt == nil || lt.ref == nil {
 		b.Fatal("the live text was not posted")
 	}
 	ad.posts.Store(0)
@@ -263,8 +264,8 @@ func (p *benchProc) Send(claudeproc.UserMessage) error {
 	return nil
 }
 
-func (p *benchProc) Allow(string, []byte, []claudeproc.PermissionUpdate) error { return nil }
-func (p *benchProc) Deny(string, string, bool) error                           { return nil }
+func (p *benchProc) Allow(string, json.RawMessage, []claudeproc.PermissionUpdate) error { return nil }
+func (p *benchProc) Deny(string, string, bool) error                                    { return nil }
 func (p *benchProc) Interrupt(context.Context, bool) (claudeproc.InterruptResult, error) {
 	return claudeproc.InterruptResult{}, nil
 }

@@ -96,36 +96,6 @@ func (c *Config) defaults() {
 	}
 }
 
-// starter starts a claude process; tests replace it for faults the real CLI
-// cannot be made to produce.
-type starter func(ctx context.Context, o claudeproc.Options) (process, error)
-
-// process is what the bot uses of a *claudeproc.Process.
-type process interface {
-	Events() <-chan claudeproc.Event
-	Send(m claudeproc.UserMessage) error
-	Allow(requestID string, updatedInput []byte, perms []claudeproc.PermissionUpdate) error
-	Deny(requestID, message string, interrupt bool) error
-	Interrupt(ctx context.Context, cancelQueued bool) (claudeproc.InterruptResult, error)
-	SetPermissionMode(ctx context.Context, mode string) (string, error)
-	SetModel(ctx context.Context, model string) (string, error)
-	Close(ctx context.Context) claudeproc.ExitInfo
-}
-
-type procAdapter struct{ *claudeproc.Process }
-
-func (p procAdapter) Allow(id string, in []byte, perms []claudeproc.PermissionUpdate) error {
-	return p.Process.Allow(id, in, perms)
-}
-
-func startReal(ctx context.Context, o claudeproc.Options) (process, error) {
-	p, err := claudeproc.Start(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return procAdapter{p}, nil
-}
-
 // Bot routes chat events to one worker per thread. Create it with New, then
 // Run it; Run returns after an orderly shutdown when ctx ends.
 type Bot struct {
@@ -302,7 +272,7 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 	if !b.allowed(ev.User.ID) {
 		if ev.Click != nil || ev.Message != nil && ev.Message.Mentioned {
 			log.Info("refused: user not allowed")
-			b.audit(ctx, ev.Thread.Key(), ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
+			b.audit(ctx, ev.Thread, ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
 			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS.")
 		}
 		return nil
@@ -428,34 +398,25 @@ func matchUser(list []string, user string) bool {
 	return false
 }
 
-func (b *Bot) audit(ctx context.Context, thread adapters.ThreadKey, user, action, target, detail string, allowed bool) {
-	err := b.store.Audit(ctx, store.AuditEntry{At: b.now(), ThreadKey: string(thread), UserID: user, Action: action, Target: target, Detail: detail, Allowed: allowed})
-	if err != nil {
-		b.log.Error("write audit entry", "action", action, "err", err)
-	}
+func (b *Bot) audit(ctx context.Context, t adapters.ThreadRef, user, action, target, detail string, allowed bool) {
+	b.threadDeps(t).audit(ctx, user, action, target, detail, allowed)
 }
 
 // tell says something to one user: privately where the platform can.
 func (b *Bot) tell(ctx context.Context, t adapters.ThreadRef, u adapters.User, text string) {
-	ad := b.adapter(t.Platform)
-	if ad == nil {
-		return
-	}
-	if tl, ok := ad.(adapters.Teller); ok {
-		if err := tl.Tell(ctx, t, u, text); err == nil {
-			return
-		}
-	}
-	b.notice(ctx, t, text, false)
+	b.threadDeps(t).tell(ctx, u, text)
 }
 
 func (b *Bot) notice(ctx context.Context, t adapters.ThreadRef, text string, isErr bool) {
-	ad := b.adapter(t.Platform)
-	if ad == nil {
-		return
-	}
-	if _, err := ad.Post(ctx, t, adapters.Message{Kind: adapters.KindNotice, Text: text, Error: isErr}); err != nil {
-		b.log.Warn("post notice", "thread", t.Key(), "err", err)
+	b.threadDeps(t).notice(ctx, text, isErr)
+}
+
+// toWorkerEvict asks a thread's worker to give its slot back.
+func (b *Bot) toWorkerEvict(key adapters.ThreadKey) {
+	if !b.toWorker(key, input{kind: inEvict}) {
+		// Full mailbox: the thread is busy anyway; it keeps its slot and
+		// another idle holder is asked (or the waiters are told they wait).
+		b.slots.keep(string(key))
 	}
 }
 

@@ -6,4 +6,63 @@
 //
 // It depends on adapters (the port), claudeproc, approvals and store, and on
 // no concrete chat platform.
+//
+// # Parts
+//
+// Bot (bot.go) takes deliveries and owns the workers. A worker (worker.go,
+// events.go, asks.go) is one thread's goroutine; it owns three parts, each
+// given a deps (deps.go: the thread, its adapter, the store, the approvals
+// registry, the slots, the clock, a logger, the configuration) instead of
+// the Bot:
+//
+//   - the session (session.go): the claude process, started or resumed in
+//     a slot, stopped, and the first prompt of a resumed process, sent
+//     again in a fresh session when the resume fails;
+//   - the view (view.go, tools.go): the running turn's text and the tool
+//     lines as adapter Messages and Edits; no store, no process;
+//   - the desk (desk.go, typed.go, prompttext.go): the open approvals and
+//     questions; a click or typed reply comes back as a verdict, which the
+//     worker applies (answers the CLI, writes the store, edits the prompt).
+//
+// The commands are one table (commands.go) that dispatches them and makes
+// `help`; their handlers are in cmd_thread.go, cmd_channel.go and
+// schedule.go.
+//
+// # Invariants
+//
+//   - One goroutine per thread owns its state: the thread's record, its
+//     session, view, desk and queued messages are touched only by its
+//     worker, input by input in arrival order, without locks. Other
+//     goroutines reach a thread only through its mailbox (Bot.toWorker);
+//     the worker's idle flag and input count are atomics, and Bot.mu
+//     guards the map of workers.
+//   - Deliver admits an event only from an allowed user (CLAUDEOPS_ALLOWED_USERS
+//     or an admin); a refused mention or click is audited and told. A
+//     message is recorded, keyed by the message's identity, before it is
+//     queued, and a message already recorded is not queued again; a message
+//     without a mention in a thread the store does not know is dropped.
+//   - A thread is changed (mode, model, new, stop, deciding its prompts) only
+//     by its starter or an admin (approvals.Registry.MayDecide); others are
+//     refused, audited and told. "Always allow" (a channel rule) is an
+//     admin's: the starter's choice is downgraded to the thread grant, or to
+//     once. The channel's working directory and rules are changed by admins
+//     only, a schedule by its creator or an admin.
+//   - A prompt is decided once: the registry takes the first valid decision,
+//     and exactly one control_response answers the request. A request is
+//     stored before it is shown; one that cannot be shown is denied. A
+//     process's requests are expired when it ends, and at start Recover
+//     expires those a previous run left pending.
+//   - A turn's final text always lands: its result, the process exiting
+//     mid-turn and stop each show all the turn's text as final before the
+//     footer or the notice that ends it.
+//   - Files are fetched only on the thread's worker, for a message that goes
+//     to Claude: after Deliver checked the sender, after the thread was
+//     loaded, after commands, typed decisions and the per-user quota had
+//     their turn. Each is capped at 20 MiB and saved with O_EXCL under
+//     attachments/<thread hash>/ in the working directory, reached without
+//     following a symlink.
+//   - A working directory that is / or holds (or lies in) the bot's own state
+//     is refused by `cwd` and again at every start of claude.
+//   - A message whose first word is a command word is a command and never
+//     reaches Claude; one that does not parse gets its usage back.
 package bot

@@ -17,13 +17,13 @@ import (
 // allowed user may talk in it and is refused the rest with a note.
 
 // mayChange reports whether user may change this thread.
-func (w *worker) mayChange(user string) bool { return w.b.reg.MayDecide(user, w.thread.StartedBy) }
+func (w *worker) mayChange(user string) bool { return w.desk.mayDecide(user, w.thread.StartedBy) }
 
 // refuseChange tells user that what they tried is for the thread's starter
 // and the admins, and audits the refusal.
 func (w *worker) refuseChange(ctx context.Context, user adapters.User, what string) {
-	w.b.audit(ctx, w.key, user.ID, "refused", what, "not the thread's starter or an admin", false)
-	w.b.tell(ctx, w.ref, user, fmt.Sprintf("Only %s (who started this thread) or an admin can %s.", w.thread.StartedBy, what))
+	w.audit(ctx, user.ID, "refused", what, "not the thread's starter or an admin", false)
+	w.tell(ctx, user, fmt.Sprintf("Only %s (who started this thread) or an admin can %s.", w.thread.StartedBy, what))
 }
 
 // senderSystemPrompt tells Claude how to read the header the bot puts on
@@ -87,16 +87,16 @@ func (w *worker) keepMode(ctx context.Context, reported string) {
 	w.log.Warn("claude reported a permission mode the bot does not run it in", "reported", reported, "want", want)
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if w.proc == nil {
+	if w.sess.proc == nil {
 		return
 	}
-	if _, err := w.proc.SetPermissionMode(cctx, want); err != nil {
+	if _, err := w.sess.proc.SetPermissionMode(cctx, want); err != nil {
 		w.log.Error("set permission mode back", "err", err)
 		w.notice(ctx, fmt.Sprintf("Claude Code switched itself to the %q mode and could not be set back; stopping the session so that nothing runs unasked.", reported), true)
 		w.stop("Claude Code left the permission mode the bot runs it in")
 		return
 	}
-	w.b.audit(ctx, w.key, "bot", "mode", want, "claude reported "+reported, true)
+	w.audit(ctx, "bot", "mode", want, "claude reported "+reported, true)
 }
 
 // cliDenyRules are the deny rules of this thread in the CLI's syntax: the
@@ -119,8 +119,8 @@ type flagApplier interface {
 // changed; each apply replaces the last. A rule given at launch stays
 // refused by the CLI until the process restarts (the safe side).
 func (w *worker) applyDenyRules(ctx context.Context) {
-	fa, ok := w.proc.(flagApplier)
-	if w.proc == nil || !ok {
+	fa, ok := w.sess.proc.(flagApplier)
+	if w.sess.proc == nil || !ok {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)

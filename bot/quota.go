@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -111,36 +110,21 @@ func (s *slots) tellRefusal(user string) bool {
 // onMessage calls it for every message that is neither a command nor a
 // typed decision, right before the message goes to Claude.
 func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) bool {
-	if w.proc != nil || ev.User.ID == "" || isCommandText(text) {
+	if w.sess.proc != nil || ev.User.ID == "" || isCommandText(text) {
 		return false
 	}
-	limit := w.b.cfg.MaxThreadsPerUser
-	limited := limit > 0 && !w.b.isAdmin(ev.User.ID)
-	if w.b.slots.admit(string(w.key), ev.User.ID, limited, limit) {
+	limit := w.cfg.MaxThreadsPerUser
+	limited := limit > 0 && !w.isAdmin(ev.User.ID)
+	if w.slots.admit(string(w.key), ev.User.ID, limited, limit) {
 		return false
 	}
 	w.log.Info("refused: per-user thread limit", "user", ev.User.ID, "limit", limit)
-	w.b.audit(ctx, w.key, ev.User.ID, "refused", "thread", fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER=%d reached, none idle", limit), false)
-	if w.b.slots.tellRefusal(ev.User.ID) {
-		w.b.tell(ctx, w.ref, ev.User, fmt.Sprintf(
+	w.audit(ctx, ev.User.ID, "refused", "thread", fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER=%d reached, none idle", limit), false)
+	if w.slots.tellRefusal(ev.User.ID) {
+		w.tell(ctx, ev.User, fmt.Sprintf(
 			"Not taken: you have %d Claude sessions running or waiting, the most one person may have, and none is idle to make room. Send this again once one has finished (or after `stop` in one of them). Messages refused in the next minute get no note.", limit))
 	}
 	return true
-}
-
-// isCommandText: text is one of the bot's commands (runCommand takes it).
-func isCommandText(text string) bool {
-	fields := strings.Fields(text)
-	if len(fields) == 0 {
-		return false
-	}
-	name := strings.ToLower(fields[0])
-	for _, c := range commands {
-		if c.name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // scheduleAddMu serializes the per-user schedule count and the add, so
@@ -150,11 +134,11 @@ var scheduleAddMu sync.Mutex
 // scheduleQuota reports why user may not add another schedule ("" if they
 // may). Called with scheduleAddMu held.
 func (w *worker) scheduleQuota(ctx context.Context, user string) string {
-	limit := w.b.cfg.MaxSchedulesPerUser
-	if limit <= 0 || w.b.isAdmin(user) {
+	limit := w.cfg.MaxSchedulesPerUser
+	if limit <= 0 || w.isAdmin(user) {
 		return ""
 	}
-	all, err := w.b.store.ListSchedules(ctx)
+	all, err := w.store.ListSchedules(ctx)
 	if err != nil {
 		return "could not count your schedules: " + err.Error()
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -97,10 +98,37 @@ func (w *worker) startScheduled(ctx context.Context, run *scheduledRun) {
 	w.saveThread(ctx)
 	w.schedRun = run
 	w.prompt(ctx, adapters.Event{User: adapters.User{ID: s.CreatedBy}}, s.Prompt)
-	if w.turn == nil && w.schedRun != nil {
+	if w.view.turn == nil && w.schedRun != nil {
 		// The prompt could not be sent (the notice says why).
 		w.finishRun(runOutcome{err: errors.New("the prompt could not be sent to Claude")})
 	}
+}
+
+// stopRun: the scheduled run's time is up; its turn is interrupted.
+func (w *worker) stopRun(ctx context.Context) {
+	if w.schedRun != nil && w.sess.live() && w.view.running() {
+		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if _, err := w.sess.proc.Interrupt(ictx, true); err != nil {
+			w.log.Warn("interrupt scheduled run", "err", err)
+		}
+		cancel()
+		w.notice(ctx, "This scheduled run took longer than its timeout and was stopped.", true)
+	}
+	w.finishRun(runOutcome{err: context.DeadlineExceeded})
+}
+
+// resultOutcome is what the result r of a scheduled run's turn reports.
+func resultOutcome(r *claudeproc.Result, cost float64) runOutcome {
+	out := runOutcome{res: store.ScheduleRun{SessionID: r.SessionID, Result: r.Result, CostUSD: cost,
+		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, NumTurns: r.NumTurns}}
+	if r.IsError {
+		msg := strings.Join(r.Errors, "; ")
+		if msg == "" {
+			msg = r.Result
+		}
+		out.err = fmt.Errorf("%s: %s", r.Subtype, msg)
+	}
+	return out
 }
 
 // finishRun reports the scheduled run's end, once.
@@ -119,15 +147,11 @@ func (w *worker) unattended() bool {
 
 // schedule commands: schedule add "<spec>" <prompt> | list | runs <id> |
 // run <id> | pause <id> | resume <id> | rm <id>.
-func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, text string) bool {
-	rest, ok := cutWord(text, "schedule")
-	if !ok {
-		return false
-	}
+func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, rest string) {
 	sc := w.b.scheduling()
 	if sc == nil {
 		w.reply(ctx, "Schedules are not available in this bot.")
-		return true
+		return
 	}
 	sub, arg := splitWord(rest)
 	switch sub {
@@ -139,27 +163,26 @@ func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, text string
 		id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(arg), "#"), 10, 64)
 		if err != nil {
 			w.reply(ctx, "Usage: schedule "+sub+" <id>")
-			return true
+			return
 		}
-		s, found, err := w.b.store.GetSchedule(ctx, id)
+		s, found, err := w.store.GetSchedule(ctx, id)
 		if err != nil || !found {
 			w.reply(ctx, fmt.Sprintf("There is no schedule %d.", id))
-			return true
+			return
 		}
 		if sub == "runs" {
 			w.scheduleRuns(ctx, s)
-			return true
+			return
 		}
-		if ev.User.ID != s.CreatedBy && !w.b.isAdmin(ev.User.ID) {
-			w.b.audit(ctx, w.key, ev.User.ID, "refused", "schedule "+sub, strconv.FormatInt(id, 10), false)
-			w.b.tell(ctx, w.ref, ev.User, "Only the schedule's creator ("+s.CreatedBy+") or an admin can do that.")
-			return true
+		if ev.User.ID != s.CreatedBy && !w.isAdmin(ev.User.ID) {
+			w.audit(ctx, ev.User.ID, "refused", "schedule "+sub, strconv.FormatInt(id, 10), false)
+			w.tell(ctx, ev.User, "Only the schedule's creator ("+s.CreatedBy+") or an admin can do that.")
+			return
 		}
 		w.scheduleChange(ctx, ev, sc, sub, s)
 	default:
-		w.reply(ctx, "Usage: schedule add \"<cron spec>\" <prompt> · schedule list · schedule runs|run|pause|resume|rm <id>")
+		w.reply(ctx, "Usage: "+strings.Join(scheduleForms, " · "))
 	}
-	return true
 }
 
 func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduling, arg string) {
@@ -170,7 +193,7 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 	}
 	s := store.Schedule{
 		Spec: spec, Platform: w.ref.Platform, Channel: w.ref.Channel,
-		Cwd: w.cwd(ctx), Model: w.thread.Model, CreatedBy: ev.User.ID, CreatedAt: w.b.now(),
+		Cwd: w.cwd(ctx), Model: w.thread.Model, CreatedBy: ev.User.ID, CreatedAt: w.now(),
 	}
 	if prompt, err = scheduleOptions(&s, prompt); err != nil {
 		w.reply(ctx, "Not scheduled: "+err.Error())
@@ -180,7 +203,7 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 	scheduleAddMu.Lock()
 	if why := w.scheduleQuota(ctx, ev.User.ID); why != "" {
 		scheduleAddMu.Unlock()
-		w.b.audit(ctx, w.key, ev.User.ID, "refused", "schedule add", why, false)
+		w.audit(ctx, ev.User.ID, "refused", "schedule add", why, false)
 		w.reply(ctx, "Not scheduled: "+why)
 		return
 	}
@@ -194,12 +217,12 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 	if err != nil {
 		w.log.Error("next runs of a schedule just added", "schedule", added.ID, "err", err)
 	}
-	w.b.audit(ctx, w.key, ev.User.ID, "schedule add", strconv.FormatInt(added.ID, 10), spec+" "+s.Prompt, true)
+	w.audit(ctx, ev.User.ID, "schedule add", strconv.FormatInt(added.ID, 10), spec+" "+s.Prompt, true)
 	w.reply(ctx, fmt.Sprintf("Schedule %d: `%s` — %s\nNext runs: %s", added.ID, added.Spec, added.Prompt, formatTimes(next)))
 }
 
 func (w *worker) scheduleList(ctx context.Context) {
-	all, err := w.b.store.ListSchedules(ctx)
+	all, err := w.store.ListSchedules(ctx)
 	if err != nil {
 		w.reply(ctx, "Could not read schedules: "+err.Error())
 		return
@@ -228,7 +251,7 @@ func (w *worker) scheduleList(ctx context.Context) {
 }
 
 func (w *worker) scheduleRuns(ctx context.Context, s store.Schedule) {
-	runs, err := w.b.store.Runs(ctx, s.ID, 10)
+	runs, err := w.store.Runs(ctx, s.ID, 10)
 	if err != nil {
 		w.reply(ctx, "Could not read runs: "+err.Error())
 		return
@@ -282,7 +305,7 @@ func (w *worker) scheduleChange(ctx context.Context, ev adapters.Event, sc Sched
 		w.reply(ctx, fmt.Sprintf("Could not %s schedule %d: %v", sub, s.ID, err))
 		return
 	}
-	w.b.audit(ctx, w.key, ev.User.ID, "schedule "+sub, strconv.FormatInt(s.ID, 10), "", true)
+	w.audit(ctx, ev.User.ID, "schedule "+sub, strconv.FormatInt(s.ID, 10), "", true)
 	w.reply(ctx, msg)
 }
 

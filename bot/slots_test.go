@@ -209,6 +209,48 @@ func TestSlotsTellRefusal(t *testing.T) {
 	}
 }
 
+// queueWaiters starts an acquire for each key, each queued before the
+// next; tell gets the place a waiter is told, and got[key] is closed when
+// key gets its slot.
+func queueWaiters(t *testing.T, ctx context.Context, s *slots, wg *sync.WaitGroup, keys []string, tell func(key string, pos int)) map[string]chan struct{} {
+	t.Helper()
+	got := map[string]chan struct{}{}
+	for i, key := range keys {
+		got[key] = make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.acquire(ctx, key, func() {}, func(pos int) { tell(key, pos) })
+			if err == nil {
+				close(got[key])
+			}
+		}()
+		waitFor(t, key+" to queue", func() bool { return s.queued() == i+1 })
+	}
+	return got
+}
+
+// slotsDecided is, under the lock, which of the holders give their slot
+// back and where each waiter that is stuck (waits on busy sessions) stands.
+func slotsDecided(s *slots, holders []string) (evicting []string, stuck map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range holders {
+		if sl := s.held[k]; sl != nil && sl.evicting {
+			evicting = append(evicting, k)
+		}
+	}
+	stuck = map[string]int{}
+	for _, w := range s.waiting {
+		select {
+		case <-w.stuck:
+			stuck[w.key] = w.pos
+		default:
+		}
+	}
+	return evicting, stuck
+}
+
 // The queue notice is for waiting on busy sessions only: a waiter whose
 // slot an idle holder is giving back is told nothing; one that no
 // eviction covers is told its place, also when an eviction it counted on
@@ -260,47 +302,24 @@ func TestSlotsNoticeOnlyWhenBusy(t *testing.T) {
 			}
 			var mu sync.Mutex
 			told := map[string]int{}
-			got := map[string]chan struct{}{}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var wg sync.WaitGroup
-			for i, key := range tc.waiters {
-				got[key] = make(chan struct{})
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					err := s.acquire(ctx, key, func() {}, func(pos int) {
-						mu.Lock()
-						told[key] = pos
-						mu.Unlock()
-					})
-					if err == nil {
-						close(got[key])
-					}
-				}()
-				waitFor(t, key+" to queue", func() bool { return s.queued() == i+1 })
-			}
+			got := queueWaiters(t, ctx, s, &wg, tc.waiters, func(key string, pos int) {
+				mu.Lock()
+				told[key] = pos
+				mu.Unlock()
+			})
 			if tc.action != nil {
 				tc.action(s)
 			}
 
 			// Decided under the lock: who gives a slot back, who is stuck.
-			s.mu.Lock()
-			var evicting []string
+			var keys []string
 			for _, h := range tc.holders {
-				if sl := s.held[h.key]; sl != nil && sl.evicting {
-					evicting = append(evicting, h.key)
-				}
+				keys = append(keys, h.key)
 			}
-			stuck := map[string]int{}
-			for _, w := range s.waiting {
-				select {
-				case <-w.stuck:
-					stuck[w.key] = w.pos
-				default:
-				}
-			}
-			s.mu.Unlock()
+			evicting, stuck := slotsDecided(s, keys)
 			if fmt.Sprint(evicting) != fmt.Sprint(tc.evicting) {
 				t.Errorf("evicting %v, want %v", evicting, tc.evicting)
 			}

@@ -405,7 +405,7 @@ func TestTrustDenyRulesReachTheCLI(t *testing.T) {
 // that took a suggestion for an answer would apply it.
 type modeSwitcher struct{ process }
 
-func (m modeSwitcher) Allow(id string, in []byte, perms []claudeproc.PermissionUpdate) error {
+func (m modeSwitcher) Allow(id string, in json.RawMessage, perms []claudeproc.PermissionUpdate) error {
 	perms = append(perms, claudeproc.PermissionUpdate(`{"type":"setMode","mode":"acceptEdits","destination":"session"}`))
 	return m.process.Allow(id, in, perms)
 }

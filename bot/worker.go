@@ -2,11 +2,6 @@ package bot
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -40,15 +35,16 @@ type input struct {
 // before it exits (the thread itself lives on in the store).
 const workerLinger = time.Minute
 
-// worker owns one thread: its claude process, its turn rendering and its
-// prompts. Everything about the thread happens on the worker's goroutine, in
-// arrival order, so its state needs no locks.
+// worker owns one thread: its record, its session (the claude process), its
+// view (what the thread shows of the turns) and its desk (the prompts
+// waiting for people). Everything about the thread happens on the worker's
+// goroutine, in arrival order, so its state needs no locks. It routes each
+// input to the part it is for and applies what the parts decide.
 type worker struct {
+	deps
+	// b is the bot the worker reports to: idle, done, rules changed, a
+	// slot to give back, the scheduler.
 	b       *Bot
-	ref     adapters.ThreadRef
-	key     adapters.ThreadKey
-	log     *slog.Logger
-	ad      adapters.Adapter
 	mailbox chan *input
 	// life ends when the bot shuts down: waits (for a session slot) and
 	// starting claude use it; handling what arrived does not (see run).
@@ -61,51 +57,29 @@ type worker struct {
 	thread store.Thread
 	loaded bool
 
-	proc    process
-	events  <-chan claudeproc.Event
-	started bool          // this process printed system/init at least once
-	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
-
-	turn *turn
+	sess session
+	view view
+	desk desk
+	// queued are the messages sent while a turn ran, by uuid.
+	queued map[string]*queuedPrompt
 	// schedRun is the scheduled run this thread is doing, if any.
 	schedRun *scheduledRun
-	tools    map[string]*toolLine // by tool_use id, while shown running
-	// toolInputs keeps what each running tool call asked, by tool_use id:
-	// some approval requests (ExitPlanMode) carry an empty input.
-	toolInputs map[string]json.RawMessage
-	queued     map[string]*queuedPrompt // by uuid: sent while a turn ran
-	prompts    map[string]*promptState  // by approval id
-	promptSeq  int                      // numbers the thread's prompts: #1, #2…
 
-	flushTimer *time.Timer
-	flushC     <-chan time.Time
-	tickC      <-chan time.Time
-	ticker     *time.Ticker
-	idleTimer  *time.Timer
-}
-
-type queuedPrompt struct {
-	msg    claudeproc.UserMessage
-	text   string
-	user   adapters.User
-	notice adapters.MessageRef
-	shown  bool
+	idleTimer *time.Timer
 }
 
 func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
+	d := b.threadDeps(ref)
 	w := &worker{
-		b:          b,
-		ref:        ref,
-		key:        ref.Key(),
-		log:        b.log.With("thread", ref.Key()),
-		ad:         b.adapter(ref.Platform),
-		mailbox:    make(chan *input, b.cfg.MailboxSize),
-		life:       b.runCtx,
-		queued:     make(map[string]*queuedPrompt),
-		tools:      make(map[string]*toolLine),
-		toolInputs: make(map[string]json.RawMessage),
-		prompts:    make(map[string]*promptState),
+		deps:    d,
+		b:       b,
+		mailbox: make(chan *input, b.cfg.MailboxSize),
+		life:    b.runCtx,
+		view:    newView(d),
+		desk:    newDesk(d),
+		queued:  make(map[string]*queuedPrompt),
 	}
+	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) }}
 	w.idle.Store(true)
 	return w
 }
@@ -115,21 +89,12 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 func (w *worker) isIdle() bool { return w.idle.Load() && w.pendingInputs.Load() == 0 }
 
 func (w *worker) updateIdle() {
-	busy := w.turn != nil || len(w.queued) > 0 || len(w.tools) > 0
+	busy := w.view.running() || len(w.queued) > 0 || w.view.hasTools()
 	w.idle.Store(!busy)
-	w.b.slots.setBusy(string(w.key), busy || w.hasPendingPrompts())
+	w.slots.setBusy(string(w.key), busy || w.desk.hasOpen())
 	if !busy {
 		w.b.signalIdle()
 	}
-}
-
-func (w *worker) hasPendingPrompts() bool {
-	for _, p := range w.prompts {
-		if p.open {
-			return true
-		}
-	}
-	return false
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -156,20 +121,19 @@ func (w *worker) run(ctx context.Context) {
 		case in := <-w.mailbox:
 			w.pendingInputs.Add(-1)
 			w.handleInput(work, in)
-		case ev, ok := <-w.events:
+		case ev, ok := <-w.sess.events:
 			if !ok {
-				w.events = nil
+				w.sess.events = nil
 				continue
 			}
 			w.handleProc(work, ev)
-		case <-w.flushC:
-			w.flushC, w.flushTimer = nil, nil
-			w.flush(work, false)
-		case <-w.tickC:
-			w.tick(work)
+		case <-w.view.flushC:
+			w.view.flushDue(work)
+		case <-w.view.tickC:
+			w.view.tick(work)
 		case <-idleC:
-			if w.proc != nil {
-				w.log.Info("idle session reaped", "after", w.b.cfg.IdleTimeout)
+			if w.sess.live() {
+				w.log.Info("idle session reaped", "after", w.cfg.IdleTimeout)
 				w.stop("")
 				w.resetIdle()
 				continue
@@ -187,13 +151,13 @@ func (w *worker) run(ctx context.Context) {
 
 // quiet: nothing running, nothing pending: the idle timer may run.
 func (w *worker) quiet() bool {
-	return w.turn == nil && len(w.queued) == 0 && len(w.tools) == 0 && !w.hasPendingPrompts() && len(w.mailbox) == 0
+	return !w.view.running() && len(w.queued) == 0 && !w.view.hasTools() && !w.desk.hasOpen() && len(w.mailbox) == 0
 }
 
 func (w *worker) resetIdle() {
 	d := workerLinger
-	if w.proc != nil {
-		d = w.b.cfg.IdleTimeout
+	if w.sess.live() {
+		d = w.cfg.IdleTimeout
 	}
 	if !w.idleTimer.Stop() {
 		select {
@@ -207,11 +171,11 @@ func (w *worker) resetIdle() {
 func (w *worker) handleInput(ctx context.Context, in *input) {
 	switch in.kind {
 	case inEvict:
-		if w.proc != nil && w.quiet() {
+		if w.sess.live() && w.quiet() {
 			w.log.Info("idle session stopped to free a slot")
 			w.stop("")
-		} else if w.proc != nil {
-			w.b.slots.keep(string(w.key))
+		} else if w.sess.live() {
+			w.slots.keep(string(w.key))
 		}
 	case inExpired:
 		w.onExpired(ctx, in.pending)
@@ -220,15 +184,7 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 	case inScheduled:
 		w.startScheduled(ctx, in.run)
 	case inStopRun:
-		if w.schedRun != nil && w.proc != nil && w.turn != nil {
-			ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if _, err := w.proc.Interrupt(ictx, true); err != nil {
-				w.log.Warn("interrupt scheduled run", "err", err)
-			}
-			cancel()
-			w.notice(ctx, "This scheduled run took longer than its timeout and was stopped.", true)
-		}
-		w.finishRun(runOutcome{err: context.DeadlineExceeded})
+		w.stopRun(ctx)
 	case inEvent:
 		if err := w.loadThread(ctx, in.ev.User); err != nil {
 			w.log.Error("load thread", "err", err)
@@ -248,17 +204,17 @@ func (w *worker) loadThread(ctx context.Context, starter adapters.User) error {
 	if w.loaded {
 		return nil
 	}
-	t, ok, err := w.b.store.GetThread(ctx, string(w.key))
+	t, ok, err := w.store.GetThread(ctx, string(w.key))
 	if err != nil {
 		return err
 	}
 	if !ok {
-		now := w.b.now()
+		now := w.now()
 		t = store.Thread{
 			Key: string(w.key), Platform: w.ref.Platform, Channel: w.ref.Channel, ThreadID: w.ref.Thread,
 			StartedBy: starter.ID, State: "new", CreatedAt: now, LastActivity: now,
 		}
-		if err := w.b.store.SaveThread(ctx, t); err != nil {
+		if err := w.store.SaveThread(ctx, t); err != nil {
 			return err
 		}
 	}
@@ -267,8 +223,8 @@ func (w *worker) loadThread(ctx context.Context, starter adapters.User) error {
 }
 
 func (w *worker) saveThread(ctx context.Context) {
-	w.thread.LastActivity = w.b.now()
-	if err := w.b.store.SaveThread(ctx, w.thread); err != nil {
+	w.thread.LastActivity = w.now()
+	if err := w.store.SaveThread(ctx, w.thread); err != nil {
 		w.log.Error("save thread", "err", err)
 	}
 }
@@ -278,7 +234,7 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	if text == "" && len(ev.Message.Files) == 0 {
 		return
 	}
-	if w.cmdSchedule(ctx, ev, text) || w.runCommand(ctx, ev, text) {
+	if w.runCommand(ctx, ev, text) {
 		return
 	}
 	if w.typedReply(ctx, ev, text) {
@@ -312,20 +268,18 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		return
 	}
 	qp := &queuedPrompt{msg: msg, text: text, user: ev.User}
-	if w.turn != nil {
+	if w.view.running() {
 		// The CLI queues it (or injects it into a running tool step); the
 		// user sees it queued, then taken up (command_lifecycle).
 		w.queued[msg.UUID] = qp
 	} else {
-		w.beginTurn(qp)
-		if !w.started {
-			w.initial = qp
-		}
+		w.view.begin(qp.text)
+		w.sess.sent(qp)
 	}
-	if err := w.proc.Send(msg); err != nil {
+	if err := w.sess.proc.Send(msg); err != nil {
 		w.log.Warn("send to claude failed", "err", err)
 		delete(w.queued, msg.UUID)
-		w.turn = nil
+		w.view.turn = nil
 		w.notice(ctx, "Claude Code was not reachable; send your message again.", true)
 	}
 	w.updateIdle()
@@ -333,165 +287,52 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 
 // ensureProcess starts (or resumes) the thread's claude process.
 func (w *worker) ensureProcess(ctx context.Context) error {
-	if w.proc != nil {
-		w.b.slots.setBusy(string(w.key), true)
+	if w.sess.live() {
+		w.slots.setBusy(string(w.key), true)
 		return nil
 	}
-	var queuedNotice *adapters.MessageRef
 	// Waiting for a slot, and starting claude, end with the bot.
-	err := w.b.slots.acquire(w.life, string(w.key), func() { w.b.toWorkerEvict(w.key) }, func(pos int) {
-		text := fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", w.b.cfg.MaxSessions, pos)
-		if w.schedRun == nil {
-			// Scheduled runs are announced each; a person once.
-			text += " Other threads of yours that wait meanwhile are not announced again."
-		}
-		ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice, Text: text})
-		if err == nil {
-			queuedNotice = &ref
-		}
-	})
+	id, err := w.sess.open(ctx, w.life, w.options, w.thread.SessionID, w.schedRun == nil)
+	if id != "" {
+		w.thread.SessionID = id
+	}
 	if err != nil {
 		return err
 	}
-	if queuedNotice != nil {
-		_ = w.ad.Edit(ctx, *queuedNotice, adapters.Message{Kind: adapters.KindNotice, Text: "A Claude session is free; going on."})
-	}
-	w.b.slots.setBusy(string(w.key), true)
-	opts := w.options()
-	// A directory stored before the bot checked `cwd`, or one a link now
-	// moves, is checked again at every start.
-	if why := w.b.unfitWorkdir(resolveExisting(opts.Dir)); why != "" {
-		w.b.slots.release(string(w.key))
-		return fmt.Errorf("the working directory %s %s; an admin can choose another with `cwd`", opts.Dir, why)
-	}
-	if w.thread.SessionID == "" {
-		w.thread.SessionID = newUUID()
-		opts.SessionID = w.thread.SessionID
-	} else {
-		opts.Resume = w.thread.SessionID
-	}
-	p, err := w.b.start(w.life, opts)
-	if err != nil {
-		w.b.slots.release(string(w.key))
-		return err
-	}
-	w.proc, w.events, w.started = p, p.Events(), false
 	w.thread.State = "live"
 	w.saveThread(ctx)
-	w.log.Info("claude started", "session", w.thread.SessionID, "resume", opts.Resume != "", "cwd", opts.Dir)
 	return nil
 }
 
 func (w *worker) options() claudeproc.Options {
 	return claudeproc.Options{
-		Bin:            w.b.cfg.ClaudeBin,
+		Bin:            w.cfg.ClaudeBin,
 		Dir:            w.cwd(context.Background()),
 		Model:          w.thread.Model,
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
-		Runner:         w.b.cfg.Runner,
+		Runner:         w.cfg.Runner,
 		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: string(w.ref.Key())},
 		// Claude is told how to read the sender line of each message.
 		AppendSystemPrompt: senderSystemPrompt,
-		Env:                claudeproc.BuildEnv(w.b.cfg.Env, w.b.cfg.ClaudeEnv),
-		MaxLineBytes:       w.b.cfg.MaxLineBytes,
-		StopGrace:          w.b.cfg.StopGrace,
+		Env:                claudeproc.BuildEnv(w.cfg.Env, w.cfg.ClaudeEnv),
+		MaxLineBytes:       w.cfg.MaxLineBytes,
+		StopGrace:          w.cfg.StopGrace,
 		Logger:             w.log,
 	}
 }
 
 // cwd is the channel's working directory, else the configured default.
 func (w *worker) cwd(ctx context.Context) string {
-	if c, ok, err := w.b.store.GetChannel(ctx, w.ref.ChannelKey()); err == nil && ok && c.Cwd != "" {
+	if c, ok, err := w.store.GetChannel(ctx, w.ref.ChannelKey()); err == nil && ok && c.Cwd != "" {
 		return c.Cwd
 	}
 	if w.thread.Cwd != "" {
 		return w.thread.Cwd
 	}
-	dir, err := filepath.Abs(w.b.cfg.Workdir)
+	dir, err := filepath.Abs(w.cfg.Workdir)
 	if err != nil {
-		return w.b.cfg.Workdir
+		return w.cfg.Workdir
 	}
 	return dir
 }
-
-// stop ends the thread's process (if any): interrupting a running turn,
-// expiring its pending approvals. reason, when set, is told to the thread.
-func (w *worker) stop(reason string) {
-	ctx := context.Background()
-	if w.proc == nil {
-		return
-	}
-	p := w.proc
-	if reason != "" {
-		// Say why before the CLI cancels them as part of the interrupt.
-		for _, pd := range w.b.reg.ExpireThread(string(w.key)) {
-			w.settleExpired(ctx, pd, "Expired: "+reason+".")
-		}
-	}
-	cctx, cancel := context.WithTimeout(ctx, 4*w.b.cfg.StopGrace)
-	info := p.Close(cctx)
-	cancel()
-	// Drain what it said before it ended, then let it go.
-	if w.events != nil {
-		for ev := range w.events {
-			if _, ok := ev.(*claudeproc.Exited); ok {
-				continue
-			}
-			w.handleProc(ctx, ev)
-		}
-	}
-	w.afterExit(ctx, info, reason)
-}
-
-// afterExit forgets the process and settles what depended on it.
-func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
-	w.proc, w.events = nil, nil
-	w.b.slots.release(string(w.key))
-	why := reason
-	if why == "" {
-		why = "the session ended"
-	}
-	for _, p := range w.b.reg.ExpireThread(string(w.key)) {
-		w.settleExpired(ctx, p, "Expired: "+why+".")
-	}
-	if w.turn != nil {
-		w.finishTurnAbruptly(ctx, reason)
-	}
-	w.closeTools(ctx, false, "stopped: "+why)
-	for id := range w.queued {
-		delete(w.queued, id)
-	}
-	w.thread.State = "idle"
-	w.saveThread(ctx)
-	w.finishRun(runOutcome{err: errors.New("Claude Code stopped: " + info.Reason)})
-	w.log.Info("claude stopped", "reason", info.Reason)
-	w.updateIdle()
-}
-
-func (w *worker) notice(ctx context.Context, text string, isErr bool) adapters.MessageRef {
-	ref, err := w.ad.Post(ctx, w.ref, adapters.Message{Kind: adapters.KindNotice, Text: text, Error: isErr})
-	if err != nil {
-		w.log.Warn("post notice", "err", err)
-	}
-	return ref
-}
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
-
-// toWorkerEvict asks a thread's worker to give its slot back.
-func (b *Bot) toWorkerEvict(key adapters.ThreadKey) {
-	if !b.toWorker(key, input{kind: inEvict}) {
-		// Full mailbox: the thread is busy anyway; it keeps its slot and
-		// another idle holder is asked (or the waiters are told they wait).
-		b.slots.keep(string(key))
-	}
-}
-
-var errNoProcess = errors.New("no live session")

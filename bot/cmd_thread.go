@@ -1,0 +1,158 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+// The commands about the thread's session: status, stop, new, mode,
+// model, cost.
+
+func (w *worker) cmdStatus(ctx context.Context, _ adapters.Event, _ []string) {
+	state := "no session yet"
+	switch {
+	case w.view.turn != nil:
+		state = fmt.Sprintf("running a turn (%s)", adapters.FormatDuration(w.now().Sub(w.view.turn.started)))
+	case w.sess.proc != nil:
+		state = "idle, session live"
+	case w.thread.SessionID != "":
+		state = "idle, session stopped (resumes on your next message)"
+	}
+	model, mode := w.thread.Model, w.thread.Mode
+	if model == "" {
+		model = "default"
+	}
+	if mode == "" {
+		mode = "default"
+	}
+	u, err := w.store.ThreadUsage(ctx, string(w.key))
+	if err != nil {
+		w.log.Error("thread usage", "err", err)
+	}
+	lines := []string{
+		"State: " + state,
+		"Model: " + model + " · Mode: " + mode,
+		fmt.Sprintf("Queued messages: %d · Open approvals: %d", len(w.queued), len(w.desk.pending())),
+		fmt.Sprintf("Cost so far: $%.4f over %d %s", u.CostUSD, u.Turns, plural(u.Turns, "turn", "turns")),
+		fmt.Sprintf("Live sessions: %d of %d · threads waiting: %d", w.slots.live(), w.cfg.MaxSessions, w.slots.queued()),
+	}
+	if w.thread.SessionID != "" {
+		lines = append(lines, "Session: "+w.thread.SessionID)
+	}
+	w.reply(ctx, strings.Join(lines, "\n"))
+}
+
+func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
+	if w.sess.proc == nil || (w.view.turn == nil && len(w.queued) == 0) {
+		w.reply(ctx, "Nothing is running.")
+		return
+	}
+	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := w.sess.proc.Interrupt(ictx, true)
+	if err != nil {
+		w.log.Warn("interrupt", "err", err)
+		w.reply(ctx, "Could not stop the turn: "+err.Error())
+		return
+	}
+	// Pending approvals are cancelled by the CLI (control_cancel_request);
+	// close any it did not name.
+	for _, p := range w.desk.pending() {
+		w.cancelRequest(ctx, p.RequestID, "stopped by "+ev.User.ID, "Cancelled: stopped by "+ev.User.ID+".")
+	}
+	w.audit(ctx, ev.User.ID, "stop", "turn", "", true)
+	msg := "Stopping."
+	if n := len(res.Cancelled); n > 0 {
+		msg = fmt.Sprintf("Stopping; %d queued %s dropped.", n, plural(n, "message", "messages"))
+	}
+	w.reply(ctx, msg)
+}
+
+func (w *worker) cmdNew(ctx context.Context, ev adapters.Event, _ []string) {
+	w.stop("a new session was requested")
+	w.thread.SessionID = ""
+	w.thread.State = "new"
+	w.saveThread(ctx)
+	w.audit(ctx, ev.User.ID, "new", "session", "", true)
+	w.reply(ctx, "Session ended. Your next message starts a fresh conversation.")
+}
+
+func (w *worker) cmdMode(ctx context.Context, ev adapters.Event, args []string) {
+	if len(args) == 0 {
+		m := w.thread.Mode
+		if m == "" {
+			m = "default"
+		}
+		w.reply(ctx, "Mode: "+m+" (one of "+strings.Join(validModes, ", ")+")")
+		return
+	}
+	mode := args[0]
+	if !validMode(mode) {
+		w.reply(ctx, "Unknown mode "+mode+"; use one of "+strings.Join(validModes, ", ")+".")
+		return
+	}
+	if w.sess.proc != nil {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		if _, err := w.sess.proc.SetPermissionMode(cctx, cliMode(mode)); err != nil {
+			w.reply(ctx, "Could not switch the mode: "+err.Error())
+			return
+		}
+	}
+	w.thread.Mode = mode
+	w.saveThread(ctx)
+	w.audit(ctx, ev.User.ID, "mode", mode, "", true)
+	w.reply(ctx, "Mode: "+mode+".")
+}
+
+func (w *worker) cmdModel(ctx context.Context, ev adapters.Event, args []string) {
+	if len(args) == 0 {
+		m := w.thread.Model
+		if m == "" {
+			m = "default"
+		}
+		w.reply(ctx, "Model: "+m)
+		return
+	}
+	model := args[0]
+	got := model
+	if w.sess.proc != nil {
+		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+		var err error
+		if got, err = w.sess.proc.SetModel(cctx, model); err != nil {
+			w.reply(ctx, "Could not switch the model: "+err.Error())
+			return
+		}
+	}
+	if model == "default" {
+		w.thread.Model = ""
+	} else {
+		w.thread.Model = model
+	}
+	w.saveThread(ctx)
+	w.audit(ctx, ev.User.ID, "model", model, "", true)
+	w.reply(ctx, "Model: "+got+".")
+}
+
+func (w *worker) cmdCost(ctx context.Context, _ adapters.Event, _ []string) {
+	u, err := w.store.ThreadUsage(ctx, string(w.key))
+	if err != nil {
+		w.reply(ctx, "Could not read usage: "+err.Error())
+		return
+	}
+	now := w.now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	c, err := w.store.ChannelUsageSince(ctx, w.ref.ChannelKey(), day)
+	if err != nil {
+		w.reply(ctx, "Could not read usage: "+err.Error())
+		return
+	}
+	w.reply(ctx, fmt.Sprintf("This thread: $%.4f · %d %s · %d input / %d output tokens\nThis channel today (UTC): $%.4f · %d %s",
+		u.CostUSD, u.Turns, plural(u.Turns, "turn", "turns"), u.InputTokens, u.OutputTokens,
+		c.CostUSD, c.Turns, plural(c.Turns, "turn", "turns")))
+}

@@ -1,0 +1,241 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/store"
+)
+
+// The worker's handling of its claude process's events: each goes to the
+// part it is for (the view shows text and tools, the desk takes requests),
+// and the worker records turns and settles what ends with the process.
+
+// handleProc handles one event of the thread's claude process.
+func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
+	switch e := ev.(type) {
+	case *claudeproc.SystemInit:
+		w.onInit(ctx, e)
+	case *claudeproc.StreamEvent:
+		w.view.onStream(ctx, e)
+	case *claudeproc.Assistant:
+		w.view.onAssistant(ctx, e)
+	case *claudeproc.User:
+		for _, r := range e.ToolResults {
+			w.view.toolDone(ctx, r.ToolUseID, r.IsError, string(r.Content))
+		}
+	case *claudeproc.Truncated:
+		if e.Type == "user" && e.ToolUseID != "" {
+			w.view.toolDone(ctx, e.ToolUseID, false, fmt.Sprintf("(output of %d bytes, too large to show)", e.OriginalSize))
+		}
+	case *claudeproc.ControlRequest:
+		if e.CanUseTool != nil {
+			w.onCanUseTool(ctx, e)
+		}
+	case *claudeproc.ControlCancelRequest:
+		w.onCancelRequest(ctx, e.RequestID)
+	case *claudeproc.CommandLifecycle:
+		w.onLifecycle(ctx, e)
+	case *claudeproc.APIRetry:
+		w.view.onRetry(ctx, e)
+	case *claudeproc.CompactBoundary:
+		w.view.flush(ctx, false)
+		w.notice(ctx, "Context compacted: older messages of this conversation were summarised.", false)
+	case *claudeproc.PermissionDenied:
+		w.view.toolDenied(ctx, e.ToolUseID, e.Message)
+	case *claudeproc.Informational:
+		if e.Level == "warning" || e.Level == "error" {
+			w.notice(ctx, e.Content, e.Level == "error")
+		}
+	case *claudeproc.Result:
+		w.onResult(ctx, e)
+	case *claudeproc.Exited:
+		w.onExited(ctx, e)
+	case *claudeproc.ParseError:
+		w.log.Warn("claude printed a malformed line", "err", e.Err)
+	}
+}
+
+// onInit: a turn starts (each turn prints system/init).
+func (w *worker) onInit(ctx context.Context, e *claudeproc.SystemInit) {
+	w.sess.initialized()
+	w.keepMode(ctx, e.PermissionMode)
+	// A turn Claude started by itself (a background task finished, a
+	// wakeup or cron fired) begins here.
+	t := w.view.ensureTurn()
+	if t.storeID == 0 {
+		id, err := w.store.StartTurn(ctx, store.Turn{
+			ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(), SessionID: e.SessionID,
+			Prompt: t.prompt, StartedAt: t.started,
+		})
+		if err != nil {
+			w.log.Error("store turn start", "err", err)
+		}
+		t.storeID = id
+	}
+	if e.SessionID != "" && e.SessionID != w.thread.SessionID {
+		w.thread.SessionID = e.SessionID
+		w.saveThread(ctx)
+	}
+	w.updateIdle()
+}
+
+func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle) {
+	qp := w.queued[e.CommandUUID]
+	if qp == nil {
+		return
+	}
+	excerpt := shorten(oneLine(qp.text), 80)
+	show := func(text string) {
+		if !qp.shown {
+			ref, err := w.ad.Post(ctx, w.ref, noticeMsg(text))
+			if err == nil {
+				qp.notice, qp.shown = ref, true
+			}
+			return
+		}
+		_ = w.ad.Edit(ctx, qp.notice, noticeMsg(text))
+	}
+	switch e.State {
+	case "queued":
+		show("Queued: “" + excerpt + "” (Claude takes it up when the current step ends).")
+	case "started":
+		show("Taken up: “" + excerpt + "”.")
+		delete(w.queued, e.CommandUUID)
+		if t := w.view.turn; t == nil {
+			w.view.begin(qp.text)
+		} else if t.storeID == 0 {
+			t.prompt = qp.text
+		}
+	case "cancelled":
+		show("Dropped: “" + excerpt + "”.")
+		delete(w.queued, e.CommandUUID)
+	case "completed":
+		delete(w.queued, e.CommandUUID)
+	}
+	w.updateIdle()
+}
+
+func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
+	if w.sess.resumeLost(r) {
+		w.resumeFailed(ctx)
+		return
+	}
+	t := w.view.ensureTurn()
+	w.view.flush(ctx, true)
+	cost := r.TurnCostUSD()
+	if err := w.store.FinishTurn(ctx, store.Turn{
+		ID: t.storeID, ThreadKey: string(w.key), SessionID: r.SessionID, EndedAt: w.now(),
+		ResultSubtype: r.Subtype, IsError: r.IsError, CostUSD: cost,
+		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
+		DurationMS: r.DurationMS, NumTurns: r.NumTurns,
+	}); err != nil && t.storeID != 0 {
+		w.log.Error("store turn result", "err", err)
+	}
+	// The turn's own tools that never reported back (interrupted) end here;
+	// a background subagent's go on.
+	w.view.closeTools(ctx, true, "interrupted")
+	w.view.footer(ctx, r, cost)
+	w.view.end()
+	if w.schedRun != nil {
+		w.finishRun(resultOutcome(r, cost))
+		// Free the slot now: a reply in this thread resumes the session.
+		w.stop("")
+	}
+	if !w.view.hasTools() {
+		w.view.stopTicker()
+	}
+	w.thread.State = "idle"
+	w.saveThread(ctx)
+	w.updateIdle()
+}
+
+// resumeFailed: the stored session is gone (its files were removed, or it
+// never got written). Start a fresh one and send the prompt again.
+func (w *worker) resumeFailed(ctx context.Context) {
+	qp := w.sess.initial
+	w.log.Warn("stored session could not be resumed; starting a fresh one", "session", w.thread.SessionID)
+	w.stop("")
+	w.thread.SessionID = ""
+	w.notice(ctx, "The previous conversation of this thread could not be resumed, so this is a fresh session: Claude does not remember what was said before.", false)
+	if err := w.ensureProcess(ctx); err != nil {
+		w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
+		return
+	}
+	w.view.begin(qp.text)
+	if err := w.sess.proc.Send(qp.msg); err != nil {
+		w.view.turn = nil
+		w.notice(ctx, "Claude Code was not reachable; send your message again.", true)
+	}
+	w.updateIdle()
+}
+
+func (w *worker) onExited(ctx context.Context, e *claudeproc.Exited) {
+	if !w.sess.live() {
+		return
+	}
+	reason := ""
+	if e.MidTurn || w.view.running() {
+		tail := strings.TrimSpace(lastLine(e.Info.StderrTail))
+		msg := "Claude Code stopped unexpectedly (" + e.Info.Reason + ")"
+		if tail != "" {
+			msg += ": " + shorten(tail, 300)
+		}
+		w.view.flush(ctx, true)
+		w.notice(ctx, msg+". Your next message resumes the conversation.", true)
+		reason = "Claude Code stopped"
+	}
+	w.afterExit(ctx, e.Info, reason)
+}
+
+// stop ends the thread's process (if any): interrupting a running turn,
+// expiring its pending approvals. reason, when set, is told to the thread.
+func (w *worker) stop(reason string) {
+	ctx := context.Background()
+	if !w.sess.live() {
+		return
+	}
+	if reason != "" {
+		// Say why before the CLI cancels them as part of the interrupt.
+		w.expireAll(ctx, "Expired: "+reason+".")
+	}
+	// Drain what it said before it ended, then let it go.
+	info := w.sess.close(func(ev claudeproc.Event) { w.handleProc(ctx, ev) })
+	w.afterExit(ctx, info, reason)
+}
+
+// afterExit forgets the process and settles what depended on it.
+func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
+	w.sess.ended()
+	why := reason
+	if why == "" {
+		why = "the session ended"
+	}
+	w.expireAll(ctx, "Expired: "+why+".")
+	if w.view.running() {
+		w.finishTurnAbruptly(ctx, reason)
+	}
+	w.view.closeTools(ctx, false, "stopped: "+why)
+	clear(w.queued)
+	w.thread.State = "idle"
+	w.saveThread(ctx)
+	w.finishRun(runOutcome{err: errors.New("Claude Code stopped: " + info.Reason)})
+	w.log.Info("claude stopped", "reason", info.Reason)
+	w.updateIdle()
+}
+
+func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
+	t := w.view.turn
+	w.view.flush(ctx, true)
+	w.view.closeTools(ctx, false, "stopped: "+reason)
+	if t.storeID != 0 {
+		if err := w.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: "aborted", IsError: true}); err != nil {
+			w.log.Error("store aborted turn", "err", err)
+		}
+	}
+	w.view.endAbruptly(ctx, reason)
+}

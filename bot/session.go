@@ -1,0 +1,184 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/claudeproc"
+)
+
+// starter starts a claude process; tests replace it for faults the real CLI
+// cannot be made to produce.
+type starter func(ctx context.Context, o claudeproc.Options) (process, error)
+
+// process is what a thread's session uses of a claude process: the methods
+// of *claudeproc.Process as they are (tests put fakes in its place).
+type process interface {
+	Events() <-chan claudeproc.Event
+	Send(m claudeproc.UserMessage) error
+	Allow(requestID string, updatedInput json.RawMessage, updatedPermissions []claudeproc.PermissionUpdate) error
+	Deny(requestID, message string, interrupt bool) error
+	Interrupt(ctx context.Context, cancelQueued bool) (claudeproc.InterruptResult, error)
+	SetPermissionMode(ctx context.Context, mode string) (string, error)
+	SetModel(ctx context.Context, model string) (string, error)
+	Close(ctx context.Context) claudeproc.ExitInfo
+}
+
+var _ process = (*claudeproc.Process)(nil)
+
+func startReal(ctx context.Context, o claudeproc.Options) (process, error) {
+	p, err := claudeproc.Start(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+var errNoProcess = errors.New("no live session")
+
+// queuedPrompt is a message sent to claude: the first of a turn, or one
+// sent while a turn ran (the CLI queues it; its notice shows where it is).
+type queuedPrompt struct {
+	msg    claudeproc.UserMessage
+	text   string
+	user   adapters.User
+	notice adapters.MessageRef
+	shown  bool
+}
+
+// session is the thread's claude process: started (or resumed) in a slot,
+// written to, stopped. It remembers the first prompt of a resumed process
+// until the process prints system/init, so that the prompt can be sent
+// again in a fresh session when the resume fails.
+type session struct {
+	deps
+	start starter
+	// evict asks the worker to give the slot back (on its goroutine).
+	evict func()
+
+	proc    process
+	events  <-chan claudeproc.Event
+	started bool          // this process printed system/init at least once
+	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
+}
+
+func (s *session) live() bool { return s.proc != nil }
+
+// open takes a slot (waiting for one until life ends; people are told
+// their place, and with person also that their other threads are not
+// announced again) and starts claude with the options opts makes once the
+// slot is taken: a fresh session when id is "", else resuming id. It
+// returns the session id the start was tried with, also when it failed.
+func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options, id string, person bool) (string, error) {
+	var queuedNotice *adapters.MessageRef
+	err := s.slots.acquire(life, string(s.key), s.evict, func(pos int) {
+		text := fmt.Sprintf("All %d Claude sessions are busy; this thread is waiting (position %d in the queue).", s.cfg.MaxSessions, pos)
+		if person {
+			// Scheduled runs are announced each; a person once.
+			text += " Other threads of yours that wait meanwhile are not announced again."
+		}
+		ref, err := s.ad.Post(ctx, s.ref, adapters.Message{Kind: adapters.KindNotice, Text: text})
+		if err == nil {
+			queuedNotice = &ref
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	if queuedNotice != nil {
+		_ = s.ad.Edit(ctx, *queuedNotice, adapters.Message{Kind: adapters.KindNotice, Text: "A Claude session is free; going on."})
+	}
+	s.slots.setBusy(string(s.key), true)
+	o := opts()
+	// A directory stored before the bot checked `cwd`, or one a link now
+	// moves, is checked again at every start.
+	if why := unfitWorkdir(s.cfg.ProtectedPaths, resolveExisting(o.Dir)); why != "" {
+		s.slots.release(string(s.key))
+		return "", fmt.Errorf("the working directory %s %s; an admin can choose another with `cwd`", o.Dir, why)
+	}
+	if id == "" {
+		id = newUUID()
+		o.SessionID = id
+	} else {
+		o.Resume = id
+	}
+	p, err := s.start(life, o)
+	if err != nil {
+		s.slots.release(string(s.key))
+		return id, err
+	}
+	s.proc, s.events, s.started = p, p.Events(), false
+	s.log.Info("claude started", "session", id, "resume", o.Resume != "", "cwd", o.Dir)
+	return id, nil
+}
+
+// sent notes the first prompt of a turn: until the process has printed
+// system/init, it is the one a failed resume sends again.
+func (s *session) sent(qp *queuedPrompt) {
+	if !s.started {
+		s.initial = qp
+	}
+}
+
+// initialized: the process printed system/init; its resume worked.
+func (s *session) initialized() {
+	s.started = true
+	s.initial = nil
+}
+
+// resumeLost reports whether r says the resumed session is gone (its
+// files were removed, or it never got written) before the process ever
+// started: the initial prompt is then to be sent again in a fresh session.
+func (s *session) resumeLost(r *claudeproc.Result) bool {
+	if s.initial == nil || !r.IsError || s.started {
+		return false
+	}
+	for _, e := range r.Errors {
+		if strings.Contains(e, "No conversation found") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *session) allow(requestID string, in json.RawMessage) error {
+	if s.proc == nil {
+		return errNoProcess
+	}
+	return s.proc.Allow(requestID, in, nil)
+}
+
+func (s *session) deny(requestID, msg string) error {
+	if s.proc == nil {
+		return errNoProcess
+	}
+	return s.proc.Deny(requestID, msg, false)
+}
+
+// close ends the process, waiting at most 4×StopGrace, and hands drain
+// every event it printed before it ended (but its exit). The process is
+// still the session's while drain runs; ended forgets it.
+func (s *session) close(drain func(claudeproc.Event)) claudeproc.ExitInfo {
+	cctx, cancel := context.WithTimeout(context.Background(), 4*s.cfg.StopGrace)
+	info := s.proc.Close(cctx)
+	cancel()
+	if s.events != nil {
+		for ev := range s.events {
+			if _, ok := ev.(*claudeproc.Exited); ok {
+				continue
+			}
+			drain(ev)
+		}
+	}
+	return info
+}
+
+// ended forgets the process and gives its slot back.
+func (s *session) ended() {
+	s.proc, s.events = nil, nil
+	s.slots.release(string(s.key))
+}

@@ -1,0 +1,336 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/claudeproc"
+)
+
+// view is what the thread shows of its turns: the running turn's live
+// text (one message per assistant message), tool lines, retry notices and
+// footers, posted and edited through the adapter. It holds no store and no
+// process: the worker hands it the CLI's events and records the turns.
+type view struct {
+	ad  adapters.Adapter
+	ref adapters.ThreadRef
+	log *slog.Logger
+	now func() time.Time
+
+	turn *turn
+	// tools are the lines of tools shown running, by tool_use id. They
+	// belong to the view, not the turn: a background subagent's tools
+	// outlive the turn that started it.
+	tools map[string]*toolLine
+	// toolInputs keeps what each running tool call asked, by tool_use id:
+	// some approval requests (ExitPlanMode) carry an empty input.
+	toolInputs map[string]json.RawMessage
+
+	flushTimer *time.Timer
+	flushC     <-chan time.Time
+	tickC      <-chan time.Time
+	ticker     *time.Ticker
+}
+
+func newView(d deps) view {
+	return view{
+		ad: d.ad, ref: d.ref, log: d.log, now: d.now,
+		tools:      make(map[string]*toolLine),
+		toolInputs: make(map[string]json.RawMessage),
+	}
+}
+
+// turn is what the bot shows of one turn: live text messages (one per
+// assistant message), tool lines, notices, then a footer.
+type turn struct {
+	prompt  string
+	started time.Time
+	// storeID is the worker's record of the turn (0: none yet).
+	storeID int64
+
+	texts     map[string]*liveText // by assistant message id
+	textOrder []*liveText
+	retry     *adapters.MessageRef
+}
+
+type liveText struct {
+	id string
+	// blocks accumulate deltas without copying what came before: a delta
+	// costs its own length, not the message's.
+	blocks   map[int]*strings.Builder
+	order    []int
+	streamed bool // text came from stream deltas; assistant lines are then ignored
+	ref      *adapters.MessageRef
+	shown    string
+	dirty    bool
+	final    bool
+}
+
+func (l *liveText) text() string {
+	if len(l.order) == 1 {
+		return l.blocks[l.order[0]].String()
+	}
+	parts := make([]string, 0, len(l.order))
+	for _, i := range l.order {
+		if s := l.blocks[i].String(); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (l *liveText) block(index int) *strings.Builder {
+	b := l.blocks[index]
+	if b == nil {
+		b = new(strings.Builder)
+		l.blocks[index] = b
+		l.order = append(l.order, index)
+	}
+	return b
+}
+
+// set replaces a block's text (the complete block, when it ends).
+func (l *liveText) set(index int, s string) {
+	b := l.block(index)
+	if b.Len() == len(s) && b.String() == s {
+		return
+	}
+	b.Reset()
+	b.WriteString(s)
+	l.dirty = true
+}
+
+func (l *liveText) appendDelta(index int, s string) {
+	l.block(index).WriteString(s)
+	l.dirty = true
+}
+
+// running: a turn is shown as running.
+func (v *view) running() bool { return v.turn != nil }
+
+// hasTools: some tool line is shown running.
+func (v *view) hasTools() bool { return len(v.tools) > 0 }
+
+// begin starts showing a turn that prompt started.
+func (v *view) begin(prompt string) {
+	v.setStatus("is thinking…")
+	v.turn = &turn{
+		prompt:  prompt,
+		started: v.now(),
+		texts:   make(map[string]*liveText),
+	}
+	v.startTicker()
+}
+
+// ensureTurn is the running turn; one Claude started by itself (a
+// background task finished, a wakeup or cron fired) begins here.
+func (v *view) ensureTurn() *turn {
+	if v.turn == nil {
+		v.begin("(started by Claude)")
+	}
+	return v.turn
+}
+
+// end forgets the turn and clears the platform's "working" indicator.
+func (v *view) end() {
+	v.setStatus("")
+	v.turn = nil
+}
+
+// setStatus shows (or, empty, clears) the platform's "working" indicator.
+func (v *view) setStatus(status string) {
+	if st, ok := v.ad.(adapters.Statuser); ok {
+		if err := st.SetStatus(context.Background(), v.ref, status); err != nil {
+			v.log.Debug("set status", "err", err)
+		}
+	}
+}
+
+func (v *view) startTicker() {
+	if v.ticker == nil {
+		v.ticker = time.NewTicker(5 * time.Second)
+		v.tickC = v.ticker.C
+	}
+}
+
+func (v *view) stopTicker() {
+	if v.ticker != nil {
+		v.ticker.Stop()
+		v.ticker, v.tickC = nil, nil
+	}
+}
+
+func (v *view) onStream(ctx context.Context, e *claudeproc.StreamEvent) {
+	if e.ParentToolUseID != "" {
+		return // subagent text is not streamed into the thread
+	}
+	t := v.ensureTurn()
+	switch {
+	case e.EventType == "content_block_start" && e.Block != nil && e.Block.Type == "text":
+		lt := t.live(e.APIMessageID)
+		lt.streamed = true
+		lt.set(e.Index, e.Block.Text)
+	case e.EventType == "content_block_delta" && e.DeltaType == "text_delta":
+		lt := t.live(e.APIMessageID)
+		lt.streamed = true
+		lt.appendDelta(e.Index, e.Delta)
+		v.scheduleFlush(ctx)
+	case e.EventType == "content_block_stop" && e.Block != nil && e.Block.Type == "text":
+		lt := t.live(e.APIMessageID)
+		lt.set(e.Index, e.Block.Text)
+		v.scheduleFlush(ctx)
+	case e.EventType == "message_stop":
+		// The assistant message is complete: show its text as final now,
+		// not at the end of the turn.
+		if lt := t.texts[e.APIMessageID]; lt != nil {
+			v.finalizeText(ctx, lt)
+		}
+	}
+}
+
+func (t *turn) live(id string) *liveText {
+	lt := t.texts[id]
+	if lt == nil {
+		lt = &liveText{id: id, blocks: make(map[int]*strings.Builder)}
+		t.texts[id] = lt
+		t.textOrder = append(t.textOrder, lt)
+	}
+	return lt
+}
+
+func (v *view) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
+	t := v.ensureTurn()
+	if e.IsAPIError {
+		return // the result that follows states it
+	}
+	for _, b := range e.Blocks {
+		switch b.Type {
+		case "text":
+			if e.ParentToolUseID != "" {
+				continue
+			}
+			lt := t.live(e.MessageID)
+			if !lt.streamed {
+				// No stream events (the CLI fell back to a non-streaming
+				// request): the assistant line is the text.
+				lt.set(len(lt.order), b.Text)
+				v.scheduleFlush(ctx)
+			}
+		case "tool_use":
+			if lt := t.texts[e.MessageID]; lt != nil && e.ParentToolUseID == "" {
+				// The text before a tool call is complete: show it whole
+				// before the tool line; text after the call starts anew.
+				v.finalizeText(ctx, lt)
+				delete(t.texts, e.MessageID)
+			}
+			v.flush(ctx, false)
+			depth := 0
+			if e.ParentToolUseID != "" {
+				depth = 1
+			}
+			v.toolStart(ctx, b.ID, b.Name, b.Input, depth)
+		}
+	}
+}
+
+func (v *view) scheduleFlush(ctx context.Context) {
+	interval := time.Duration(0)
+	if p, ok := v.ad.(adapters.Pacer); ok {
+		interval = p.EditInterval()
+	}
+	if interval <= 0 || v.unposted() {
+		// Show the first words at once; pace the edits after that.
+		v.flush(ctx, false)
+		return
+	}
+	if v.flushTimer == nil {
+		v.flushTimer = time.NewTimer(interval)
+		v.flushC = v.flushTimer.C
+	}
+}
+
+// flushDue: the flush timer fired; the worker's loop calls it.
+func (v *view) flushDue(ctx context.Context) {
+	v.flushC, v.flushTimer = nil, nil
+	v.flush(ctx, false)
+}
+
+// unposted: some live text has words but no message yet.
+func (v *view) unposted() bool {
+	if v.turn == nil {
+		return false
+	}
+	for _, lt := range v.turn.textOrder {
+		if lt.ref == nil && !lt.final && lt.dirty {
+			return true
+		}
+	}
+	return false
+}
+
+// finalizeText shows one message's text as complete.
+func (v *view) finalizeText(ctx context.Context, lt *liveText) {
+	if lt.final {
+		return
+	}
+	text := lt.text()
+	lt.dirty = false
+	m := adapters.Message{Kind: adapters.KindText, Text: text, Final: true}
+	if lt.ref == nil {
+		if text == "" {
+			return
+		}
+		ref, err := v.ad.Post(ctx, v.ref, m)
+		if err != nil {
+			v.log.Warn("post text", "err", err)
+			return
+		}
+		lt.ref = &ref
+	} else if err := v.ad.Edit(ctx, *lt.ref, m); err != nil {
+		v.log.Warn("edit text", "err", err)
+		return
+	}
+	lt.shown, lt.final = text, true
+}
+
+// flush shows changed live text. final marks every text complete.
+func (v *view) flush(ctx context.Context, final bool) {
+	if v.turn == nil {
+		return
+	}
+	for _, lt := range v.turn.textOrder {
+		if lt.final {
+			continue
+		}
+		if !lt.dirty && !final {
+			continue
+		}
+		text := lt.text()
+		lt.dirty = false
+		if text == "" && lt.ref == nil {
+			continue
+		}
+		m := adapters.Message{Kind: adapters.KindText, Text: text, Final: final}
+		if lt.ref == nil {
+			ref, err := v.ad.Post(ctx, v.ref, m)
+			if err != nil {
+				v.log.Warn("post text", "err", err)
+				lt.dirty = true
+				continue
+			}
+			lt.ref = &ref
+		} else if text != lt.shown || final {
+			if err := v.ad.Edit(ctx, *lt.ref, m); err != nil {
+				v.log.Warn("edit text", "err", err)
+				lt.dirty = true
+				continue
+			}
+		}
+		lt.shown = text
+		lt.final = final
+	}
+}
