@@ -60,6 +60,14 @@ type Pacer interface {
 	EditInterval() time.Duration
 }
 
+// Immediate is optional: an adapter whose calls never wait on a remote
+// platform (the console writes to a terminal) says so, and the bot calls
+// it directly rather than through a courier that queues and coalesces, so
+// its transcript shows every edit as it was made.
+type Immediate interface {
+	Immediate()
+}
+
 // Statuser is optional: adapters that can show that Claude is working in a
 // thread ("is thinking…"). An empty status clears it. SetStatus must not
 // wait on the platform: it is called on the path from a message to the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/courier"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -109,6 +110,7 @@ type Bot struct {
 
 	adaptersMu sync.RWMutex
 	adapters   map[string]adapters.Adapter
+	couriers   map[string]*courier.Courier // one per adapter: what threads post goes through it
 
 	mu      sync.Mutex
 	sched   Scheduling
@@ -133,6 +135,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		start:    startReal,
 		now:      cfg.Now,
 		adapters: make(map[string]adapters.Adapter),
+		couriers: make(map[string]*courier.Courier),
 		workers:  make(map[adapters.ThreadKey]*worker),
 		idle:     make(chan struct{}, 1),
 	}
@@ -146,12 +149,33 @@ func (b *Bot) AddAdapter(a adapters.Adapter) {
 	b.adaptersMu.Lock()
 	defer b.adaptersMu.Unlock()
 	b.adapters[a.Name()] = a
+	if _, ok := a.(adapters.Immediate); !ok {
+		b.couriers[a.Name()] = courier.New(a, b.log.With("platform", a.Name()))
+	}
 }
 
+// adapter is the platform's adapter itself: for its optional interfaces
+// and for calls made outside any thread's worker.
 func (b *Bot) adapter(platform string) adapters.Adapter {
 	b.adaptersMu.RLock()
 	defer b.adaptersMu.RUnlock()
 	return b.adapters[platform]
+}
+
+// outbound is what a thread's worker posts through: the platform's
+// courier, so that no platform call sits between a message arriving and
+// its prompt reaching claude; an Immediate adapter itself. nil when the
+// platform has no adapter.
+func (b *Bot) outbound(platform string) adapters.Adapter {
+	b.adaptersMu.RLock()
+	defer b.adaptersMu.RUnlock()
+	if c := b.couriers[platform]; c != nil {
+		return c
+	}
+	if a := b.adapters[platform]; a != nil {
+		return a
+	}
+	return nil
 }
 
 // Recover runs once at start, before events flow: approvals left pending by
@@ -223,6 +247,17 @@ func (b *Bot) shutdown() {
 	b.log.Info("shutting down", "threads", n)
 	b.cancel()
 	b.wg.Wait()
+	// What the workers said last (stopped turns, expired prompts) goes
+	// out before the adapters are stopped.
+	ctx, cancel := context.WithTimeout(context.Background(), b.cfg.StopGrace+10*time.Second)
+	defer cancel()
+	b.adaptersMu.RLock()
+	defer b.adaptersMu.RUnlock()
+	for name, c := range b.couriers {
+		if err := c.Close(ctx); err != nil {
+			b.log.Warn("messages left unsent at shutdown", "platform", name, "err", err)
+		}
+	}
 }
 
 // WaitIdle returns when no thread has a turn running or work queued (threads
@@ -243,9 +278,17 @@ func (b *Bot) WaitIdle(ctx context.Context) {
 
 func (b *Bot) allIdle() bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, w := range b.workers {
 		if !w.isIdle() {
+			b.mu.Unlock()
+			return false
+		}
+	}
+	b.mu.Unlock()
+	b.adaptersMu.RLock()
+	defer b.adaptersMu.RUnlock()
+	for _, c := range b.couriers {
+		if !c.Idle() {
 			return false
 		}
 	}
@@ -366,6 +409,9 @@ func (b *Bot) workerDone(w *worker) bool {
 		return false
 	}
 	delete(b.workers, w.key)
+	if c, ok := w.ad.(*courier.Courier); ok {
+		c.Forget(w.ref)
+	}
 	return true
 }
 

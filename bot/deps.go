@@ -17,9 +17,13 @@ import (
 // thread, its adapter, the store, the approvals registry, the slots, the
 // clock, a logger and the configuration (read only).
 type deps struct {
-	ref   adapters.ThreadRef
-	key   adapters.ThreadKey
+	ref adapters.ThreadRef
+	key adapters.ThreadKey
+	// ad posts into the thread through the platform's courier: it never
+	// waits on the platform (bot/courier). opt is the adapter itself, for
+	// its optional interfaces (Teller, Statuser, Pacer).
 	ad    adapters.Adapter
+	opt   adapters.Adapter
 	log   *slog.Logger
 	now   func() time.Time
 	store *store.Store
@@ -31,7 +35,7 @@ type deps struct {
 // threadDeps are the deps of the thread ref.
 func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	return deps{
-		ref: ref, key: ref.Key(), ad: b.adapter(ref.Platform), log: b.log.With("thread", ref.Key()),
+		ref: ref, key: ref.Key(), ad: b.outbound(ref.Platform), opt: b.adapter(ref.Platform), log: b.log.With("thread", ref.Key()),
 		now: b.now, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg,
 	}
 }
@@ -51,7 +55,7 @@ func (d deps) tell(ctx context.Context, u adapters.User, text string) {
 	if d.ad == nil {
 		return
 	}
-	if tl, ok := d.ad.(adapters.Teller); ok {
+	if tl, ok := d.opt.(adapters.Teller); ok {
 		if err := tl.Tell(ctx, d.ref, u, text); err == nil {
 			return
 		}

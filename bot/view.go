@@ -16,7 +16,8 @@ import (
 // footers, posted and edited through the adapter. It holds no store and no
 // process: the worker hands it the CLI's events and records the turns.
 type view struct {
-	ad  adapters.Adapter
+	ad  adapters.Adapter // through the courier: never waits on the platform
+	opt adapters.Adapter // the adapter itself, for Statuser and Pacer
 	ref adapters.ThreadRef
 	log *slog.Logger
 	now func() time.Time
@@ -38,7 +39,7 @@ type view struct {
 
 func newView(d deps) view {
 	return view{
-		ad: d.ad, ref: d.ref, log: d.log, now: d.now,
+		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, now: d.now,
 		tools:      make(map[string]*toolLine),
 		toolInputs: make(map[string]json.RawMessage),
 	}
@@ -143,7 +144,7 @@ func (v *view) end() {
 
 // setStatus shows (or, empty, clears) the platform's "working" indicator.
 func (v *view) setStatus(status string) {
-	if st, ok := v.ad.(adapters.Statuser); ok {
+	if st, ok := v.opt.(adapters.Statuser); ok {
 		if err := st.SetStatus(context.Background(), v.ref, status); err != nil {
 			v.log.Debug("set status", "err", err)
 		}
@@ -239,7 +240,7 @@ func (v *view) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 
 func (v *view) scheduleFlush(ctx context.Context) {
 	interval := time.Duration(0)
-	if p, ok := v.ad.(adapters.Pacer); ok {
+	if p, ok := v.opt.(adapters.Pacer); ok {
 		interval = p.EditInterval()
 	}
 	if interval <= 0 || v.unposted() {

@@ -61,6 +61,10 @@ type liveText struct {
 	text    string
 }
 
+// Immediate implements adapters.Immediate: printing never waits on a
+// platform, and a transcript shows every edit.
+func (a *Adapter) Immediate() {}
+
 // New makes a console adapter.
 func New(o Options) *Adapter {
 	if o.Now == nil {
