@@ -69,14 +69,27 @@ func bucketKey(method, channel string) string {
 	return method
 }
 
-// wait blocks until a call of method may be made, or ctx ends.
-func (l *limiter) wait(ctx context.Context, method, channel string) error {
+// bucketLocked is the budget of method (and channel) refilled up to now,
+// with its refill rate per second. Called with l.mu held.
+func (l *limiter) bucketLocked(method, channel string, now time.Time) (*bucket, float64) {
 	lim, ok := methodLimits[method]
 	if !ok {
 		lim.rate, lim.burst = 50.0/60, 5
 	}
 	rate := lim.rate * l.scale
 	key := bucketKey(method, channel)
+	b := l.buckets[key]
+	if b == nil {
+		b = &bucket{tokens: lim.burst, last: now}
+		l.buckets[key] = b
+	}
+	b.tokens = min(lim.burst, b.tokens+now.Sub(b.last).Seconds()*rate)
+	b.last = now
+	return b, rate
+}
+
+// wait blocks until a call of method may be made, or ctx ends.
+func (l *limiter) wait(ctx context.Context, method, channel string) error {
 	for {
 		l.mu.Lock()
 		now := l.now()
@@ -84,13 +97,7 @@ func (l *limiter) wait(ctx context.Context, method, channel string) error {
 		if until, ok := l.blocked[method]; ok && now.Before(until) {
 			d = until.Sub(now)
 		} else {
-			b := l.buckets[key]
-			if b == nil {
-				b = &bucket{tokens: lim.burst, last: now}
-				l.buckets[key] = b
-			}
-			b.tokens = min(lim.burst, b.tokens+now.Sub(b.last).Seconds()*rate)
-			b.last = now
+			b, rate := l.bucketLocked(method, channel, now)
 			if b.tokens >= 1 {
 				b.tokens--
 				l.sweepLocked(now)
@@ -213,25 +220,13 @@ func (a *Adapter) call(ctx context.Context, method, channel string, f func(conte
 // token taken, or false when the budget is spent for longer (or a
 // Retry-After holds it).
 func (l *limiter) take(method, channel string, within time.Duration) (time.Duration, bool) {
-	lim, ok := methodLimits[method]
-	if !ok {
-		lim.rate, lim.burst = 50.0/60, 5
-	}
-	rate := lim.rate * l.scale
-	key := bucketKey(method, channel)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	if until, ok := l.blocked[method]; ok && now.Before(until) {
 		return 0, false
 	}
-	b := l.buckets[key]
-	if b == nil {
-		b = &bucket{tokens: lim.burst, last: now}
-		l.buckets[key] = b
-	}
-	b.tokens = min(lim.burst, b.tokens+now.Sub(b.last).Seconds()*rate)
-	b.last = now
+	b, rate := l.bucketLocked(method, channel, now)
 	if b.tokens >= 1 {
 		b.tokens--
 		return 0, true

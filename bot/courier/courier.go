@@ -40,7 +40,7 @@ var ErrClosed = errors.New("courier: closed")
 // Courier wraps one adapter. Its Post, Edit and UpdatePrompt queue the call
 // and return; Ask, Name and Run are the adapter's, Ask after the calls
 // queued before it in the thread. The adapter's optional interfaces are
-// not wrapped: ask Inner for them.
+// not wrapped: the bot asks the adapter itself for them.
 type Courier struct {
 	ad  adapters.Adapter
 	log *slog.Logger
@@ -104,9 +104,6 @@ func New(ad adapters.Adapter, log *slog.Logger) *Courier {
 	c.idle = sync.NewCond(&c.mu)
 	return c
 }
-
-// Inner is the wrapped adapter, for its optional interfaces.
-func (c *Courier) Inner() adapters.Adapter { return c.ad }
 
 // Name is the adapter's.
 func (c *Courier) Name() string { return c.ad.Name() }
