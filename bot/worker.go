@@ -268,9 +268,11 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		return
 	}
 	qp := &queuedPrompt{msg: msg, text: text, user: ev.User}
-	if w.view.running() {
+	if w.view.running() || len(w.queued) > 0 {
 		// The CLI queues it (or injects it into a running tool step); the
-		// user sees it queued, then taken up (command_lifecycle).
+		// user sees it queued, then taken up (command_lifecycle). Messages
+		// the CLI still holds mean it is busy even between a turn's result
+		// and its taking them up: this one waits behind them.
 		w.queued[msg.UUID] = qp
 	} else {
 		w.view.begin(qp.text)
