@@ -54,12 +54,6 @@ type Adapter interface {
 	UpdatePrompt(ctx context.Context, ref MessageRef, p Prompt) error
 }
 
-// Pacer is optional: adapters that limit how often a live message may be
-// edited declare the interval; the bot coalesces updates to it.
-type Pacer interface {
-	EditInterval() time.Duration
-}
-
 // Immediate is optional: an adapter whose calls never wait on a remote
 // platform (the console writes to a terminal) says so, and the bot calls
 // it directly rather than through a courier that queues and coalesces, so

@@ -28,11 +28,10 @@ import (
 
 // benchAdapter is a chat platform that does nothing but count.
 type benchAdapter struct {
-	interval time.Duration
-	posts    atomic.Int64
-	edits    atomic.Int64
-	footers  atomic.Int64
-	bytes    atomic.Int64 // text carried by edits
+	posts   atomic.Int64
+	edits   atomic.Int64
+	footers atomic.Int64
+	bytes   atomic.Int64 // text carried by edits
 }
 
 func (a *benchAdapter) Name() string { return "bench" }
@@ -64,12 +63,7 @@ func (a *benchAdapter) UpdatePrompt(context.Context, adapters.MessageRef, adapte
 	return nil
 }
 
-func (a *benchAdapter) EditInterval() time.Duration { return a.interval }
-
-var (
-	_ adapters.Adapter = (*benchAdapter)(nil)
-	_ adapters.Pacer   = (*benchAdapter)(nil)
-)
+var _ adapters.Adapter = (*benchAdapter)(nil)
 
 // benchDeltas are text_delta pieces of the size the CLI streams (a few
 // tokens, ~40 bytes), all different.
@@ -98,7 +92,7 @@ func benchDeltaEvents(msgID string) []*claudeproc.StreamEvent {
 }
 
 // benchBot is a bot over a fresh store with a benchAdapter.
-func benchBot(b *testing.B, cfg Config, interval time.Duration) (*Bot, *benchAdapter) {
+func benchBot(b *testing.B, cfg Config) (*Bot, *benchAdapter) {
 	b.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
@@ -111,7 +105,7 @@ func benchBot(b *testing.B, cfg Config, interval time.Duration) (*Bot, *benchAda
 		cfg.AllowedUsers = []string{"bench-user"}
 	}
 	bt := New(cfg, st)
-	ad := &benchAdapter{interval: interval}
+	ad := &benchAdapter{}
 	bt.AddAdapter(ad)
 	b.Cleanup(func() {
 		bt.shutdown()
@@ -122,54 +116,40 @@ func benchBot(b *testing.B, cfg Config, interval time.Duration) (*Bot, *benchAda
 
 // benchLiveWorker is a worker with a running turn, as after a prompt was
 // sent; no goroutine runs it: the benchmark is its goroutine.
-func benchLiveWorker(b *testing.B, interval time.Duration) (*worker, *benchAdapter) {
+func benchLiveWorker(b *testing.B) (*worker, *benchAdapter) {
 	b.Helper()
-	bt, ad := benchBot(b, Config{}, interval)
+	bt, ad := benchBot(b, Config{})
 	w := newWorker(bt, adapters.ThreadRef{Platform: "bench", Channel: "C1", Thread: "T1"})
 	w.view.begin("explain the design")
-	b.Cleanup(func() {
-		w.view.stopTicker()
-		if w.view.flushTimer != nil {
-			w.view.flushTimer.Stop()
-		}
-	})
+	b.Cleanup(w.view.stopTicker)
 	return w, ad
 }
 
 // BenchmarkStreamedDelta is the bot's cost of one text_delta of a live turn:
-// worker.handleProc → onStream → scheduleFlush → flush → adapter Edit. One op
-// is one delta (~40 bytes). It does not include decoding the line
-// (claudeproc's BenchmarkReaderSmallStreamEvents) nor the platform's edit.
-//
-//   - interval=0: the adapter has no edit interval, so every delta flushes
-//     and edits the message with the whole text so far;
-//   - interval=1s: deltas accumulate; a flush timer coalesces them.
+// worker.handleProc → onStream → flush → the courier's Edit (which queues
+// it; the platform's own editor coalesces and paces, so the bot does not).
+// One op is one delta (~40 bytes). It does not include decoding the line
+// (claudeproc's BenchmarkReaderSmallStreamEvents) nor the platform's edit;
+// edits/op counts what reached the adapter after the courier collapsed
+// the edits that queued behind one another.
 //
 // turn=200deltas: a turn ends (final flush) every 200 deltas and a new one
-// begins, so the text grows from 0 to ~8 KB; with interval=1s the flush
-// timer is taken to fire every 50 deltas (a CLI streaming 50 deltas a second).
+// begins, so the text grows from 0 to ~8 KB.
 //
 // accumulated=N: the message already holds N bytes (it is set back to N
 // every 16 deltas), to show how the cost of a delta grows with the text.
 func BenchmarkStreamedDelta(b *testing.B) {
-	for _, iv := range []struct {
-		name     string
-		interval time.Duration
-	}{{"interval=0", 0}, {"interval=1s", time.Second}} {
-		b.Run(iv.name+"/turn=200deltas", func(b *testing.B) {
-			benchTurnDeltas(b, iv.interval)
+	b.Run("turn=200deltas", benchTurnDeltas)
+	for _, size := range []int{1 << 10, 8 << 10, 32 << 10} {
+		b.Run(fmt.Sprintf("accumulated=%dKB", size>>10), func(b *testing.B) {
+			benchAccumulatedDeltas(b, size)
 		})
-		for _, size := range []int{1 << 10, 8 << 10, 32 << 10} {
-			b.Run(fmt.Sprintf("%s/accumulated=%dKB", iv.name, size>>10), func(b *testing.B) {
-				benchAccumulatedDeltas(b, iv.interval, size)
-			})
-		}
 	}
 }
 
-func benchTurnDeltas(b *testing.B, interval time.Duration) {
-	const perTurn, perFlush = 200, 50
-	w, ad := benchLiveWorker(b, interval)
+func benchTurnDeltas(b *testing.B) {
+	const perTurn = 200
+	w, ad := benchLiveWorker(b)
 	ctx := context.Background()
 	evs := benchDeltaEvents("msg_bench")
 	qp := &queuedPrompt{text: "explain the design"}
@@ -178,12 +158,6 @@ func benchTurnDeltas(b *testing.B, interval time.Duration) {
 	for b.Loop() {
 		w.handleProc(ctx, evs[n%len(evs)])
 		n++
-		if interval > 0 && n%perFlush == 0 && w.view.flushTimer != nil {
-			// What the worker's loop does when the flush timer fires.
-			w.view.flushTimer.Stop()
-			w.view.flushC, w.view.flushTimer = nil, nil
-			w.view.flush(ctx, false)
-		}
 		if n%perTurn == 0 {
 			w.view.flush(ctx, true)
 			w.view.turn = nil
@@ -193,9 +167,9 @@ func benchTurnDeltas(b *testing.B, interval time.Duration) {
 	benchReportAdapter(b, ad, n)
 }
 
-func benchAccumulatedDeltas(b *testing.B, interval time.Duration, size int) {
+func benchAccumulatedDeltas(b *testing.B, size int) {
 	const perReset = 16
-	w, ad := benchLiveWorker(b, interval)
+	w, ad := benchLiveWorker(b)
 	ctx := context.Background()
 	base := strings.Repeat("0123456789abcdef", size/16)
 	start := &claudeproc.StreamEvent{
@@ -228,7 +202,7 @@ func benchReportAdapter(b *testing.B, ad *benchAdapter, n int) {
 	if edits > 0 {
 		b.ReportMetric(float64(ad.bytes.Load())/float64(edits), "B/edit")
 	}
-	if ad.interval == 0 && n > 1 && edits == 0 {
+	if n > 1 && edits == 0 {
 		b.Fatal("no delta reached the adapter's Edit")
 	}
 }
@@ -360,7 +334,7 @@ func benchIdleBatch(b *testing.B, conversation bool) benchIdleResult {
 		IdleTimeout: 20 * time.Millisecond,
 		Logger:      slog.New(logs),
 	}
-	bt, ad := benchBot(b, cfg, 0)
+	bt, ad := benchBot(b, cfg)
 	bt.start = func(_ context.Context, o claudeproc.Options) (process, error) {
 		s := o.SessionID
 		if s == "" {

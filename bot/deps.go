@@ -21,7 +21,8 @@ type deps struct {
 	key adapters.ThreadKey
 	// ad posts into the thread through the platform's courier: it never
 	// waits on the platform (bot/courier). opt is the adapter itself, for
-	// its optional interfaces (Teller, Statuser, Pacer).
+	// its optional interfaces (Teller; Statuser where no courier stands
+	// between).
 	ad    adapters.Adapter
 	opt   adapters.Adapter
 	log   *slog.Logger

@@ -17,7 +17,7 @@ import (
 // process: the worker hands it the CLI's events and records the turns.
 type view struct {
 	ad  adapters.Adapter // through the courier: never waits on the platform
-	opt adapters.Adapter // the adapter itself, for Statuser and Pacer
+	opt adapters.Adapter // the adapter itself, for Statuser where no courier stands between
 	ref adapters.ThreadRef
 	log *slog.Logger
 	now func() time.Time
@@ -31,10 +31,8 @@ type view struct {
 	// some approval requests (ExitPlanMode) carry an empty input.
 	toolInputs map[string]json.RawMessage
 
-	flushTimer *time.Timer
-	flushC     <-chan time.Time
-	tickC      <-chan time.Time
-	ticker     *time.Ticker
+	tickC  <-chan time.Time
+	ticker *time.Ticker
 }
 
 func newView(d deps) view {
@@ -142,9 +140,15 @@ func (v *view) end() {
 	v.turn = nil
 }
 
-// setStatus shows (or, empty, clears) the platform's "working" indicator.
+// setStatus shows (or, empty, clears) the platform's "working" indicator,
+// in order with the thread's messages (through the courier, when there is
+// one).
 func (v *view) setStatus(status string) {
-	if st, ok := v.opt.(adapters.Statuser); ok {
+	st, ok := v.ad.(adapters.Statuser)
+	if !ok {
+		st, ok = v.opt.(adapters.Statuser)
+	}
+	if ok {
 		if err := st.SetStatus(context.Background(), v.ref, status); err != nil {
 			v.log.Debug("set status", "err", err)
 		}
@@ -179,11 +183,11 @@ func (v *view) onStream(ctx context.Context, e *claudeproc.StreamEvent) {
 		lt := t.live(e.APIMessageID)
 		lt.streamed = true
 		lt.appendDelta(e.Index, e.Delta)
-		v.scheduleFlush(ctx)
+		v.flush(ctx, false)
 	case e.EventType == "content_block_stop" && e.Block != nil && e.Block.Type == "text":
 		lt := t.live(e.APIMessageID)
 		lt.set(e.Index, e.Block.Text)
-		v.scheduleFlush(ctx)
+		v.flush(ctx, false)
 	case e.EventType == "message_stop":
 		// The assistant message is complete: show its text as final now,
 		// not at the end of the turn.
@@ -219,7 +223,7 @@ func (v *view) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 				// No stream events (the CLI fell back to a non-streaming
 				// request): the assistant line is the text.
 				lt.set(len(lt.order), b.Text)
-				v.scheduleFlush(ctx)
+				v.flush(ctx, false)
 			}
 		case "tool_use":
 			if lt := t.texts[e.MessageID]; lt != nil && e.ParentToolUseID == "" {
@@ -236,41 +240,6 @@ func (v *view) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 			v.toolStart(ctx, b.ID, b.Name, b.Input, depth)
 		}
 	}
-}
-
-func (v *view) scheduleFlush(ctx context.Context) {
-	interval := time.Duration(0)
-	if p, ok := v.opt.(adapters.Pacer); ok {
-		interval = p.EditInterval()
-	}
-	if interval <= 0 || v.unposted() {
-		// Show the first words at once; pace the edits after that.
-		v.flush(ctx, false)
-		return
-	}
-	if v.flushTimer == nil {
-		v.flushTimer = time.NewTimer(interval)
-		v.flushC = v.flushTimer.C
-	}
-}
-
-// flushDue: the flush timer fired; the worker's loop calls it.
-func (v *view) flushDue(ctx context.Context) {
-	v.flushC, v.flushTimer = nil, nil
-	v.flush(ctx, false)
-}
-
-// unposted: some live text has words but no message yet.
-func (v *view) unposted() bool {
-	if v.turn == nil {
-		return false
-	}
-	for _, lt := range v.turn.textOrder {
-		if lt.ref == nil && !lt.final && lt.dirty {
-			return true
-		}
-	}
-	return false
 }
 
 // finalizeText shows one message's text as complete.

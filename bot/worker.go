@@ -127,8 +127,6 @@ func (w *worker) run(ctx context.Context) {
 				continue
 			}
 			w.handleProc(work, ev)
-		case <-w.view.flushC:
-			w.view.flushDue(work)
 		case <-w.view.tickC:
 			w.view.tick(work)
 		case <-idleC:

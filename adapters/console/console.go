@@ -366,10 +366,6 @@ func (a *Adapter) Tell(ctx context.Context, t adapters.ThreadRef, user adapters.
 	return a.flush()
 }
 
-// EditInterval implements adapters.Pacer: the console prints whole lines, so
-// there is no reason to hold text back.
-func (a *Adapter) EditInterval() time.Duration { return 0 }
-
 // printf prints lines prefixed with the thread's name. Each line of the
 // text gets the prefix, and characters that would move the cursor, change
 // the terminal or hide text show as escapes: nothing printed can pass for

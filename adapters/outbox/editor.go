@@ -155,6 +155,37 @@ func (e *Editor[C]) Flush(ctx context.Context, id string) error {
 	}
 }
 
+// Discard drops id's pending edit, unsent, and waits (within ctx) for a
+// send of id in flight to end: for content a newer event has made moot,
+// such as a status line that the adapter's next post clears anyway.
+func (e *Editor[C]) Discard(ctx context.Context, id string) error {
+	for {
+		e.mu.Lock()
+		it := e.items[id]
+		if it != nil && it.pending {
+			for i, q := range e.queue {
+				if q == id {
+					e.queue = append(e.queue[:i], e.queue[i+1:]...)
+					break
+				}
+			}
+			var zero C
+			it.c, it.pending, it.urgent = zero, false, false
+		}
+		if it == nil || !it.busy {
+			e.mu.Unlock()
+			return nil
+		}
+		ch := e.changed
+		e.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
 // FlushThread sends the thread's pending urgent edits (all of its pending
 // edits with all) and waits for its urgent ones in flight: what the
 // adapter posts next in the thread comes after them.

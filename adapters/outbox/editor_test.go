@@ -344,3 +344,41 @@ func TestEditorFlushSendsNow(t *testing.T) {
 		t.Errorf("Sent() = %d, want 2", e.Sent())
 	}
 }
+
+func TestEditorDiscard(t *testing.T) {
+	r, clk := newRecorder(), newFakeClock()
+	e := newTestEditor(t, r, clk, nil)
+	gate := make(chan struct{})
+	r.mu.Lock()
+	r.gate = gate
+	r.mu.Unlock()
+	e.Set("a", "a1", "in flight", false)
+	waitFor(t, "the first send to begin", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.inFlight["a"] == 1
+	})
+	e.Set("a", "a1", "moot", true)
+	discarded := make(chan error, 1)
+	go func() { discarded <- e.Discard(t.Context(), "a1") }()
+	select {
+	case err := <-discarded:
+		t.Fatalf("Discard returned (%v) while a send was in flight", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	if err := <-discarded; err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(10 * interval)
+	settle()
+	if got := r.got(); len(got) != 1 || got[0].c != "in flight" {
+		t.Errorf("sent %v, want only the edit that was in flight", got)
+	}
+	if e.Pending() != 0 {
+		t.Errorf("Pending() = %d after Discard", e.Pending())
+	}
+	if err := e.Discard(t.Context(), "unknown"); err != nil {
+		t.Errorf("Discard of an unknown id: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -92,6 +93,10 @@ type threadState struct {
 	shown    bool // a status was set and no reply has cleared it since
 	inFlight bool // a setStatus call awaits its answer
 	epoch    int  // setStatus calls begun
+	// spare is the Stop control of a stream that ended with its final
+	// text: the turn's footer, which comes next, takes its place with one
+	// chat.update instead of a chat.delete and a chat.postMessage.
+	spare string
 }
 
 func (a *Adapter) thread(channel, thread string) *threadState {
@@ -104,11 +109,22 @@ func (a *Adapter) thread(channel, thread string) *threadState {
 	return st
 }
 
+// statusSettleWait bounds how long a reply waits for a setStatus call in
+// flight: against Slack that call answers in a round trip, long before
+// the model's first words; the wait keeps the two in order.
+const statusSettleWait = 2 * time.Second
+
 // replying marks the start of a reply in the thread; done reports it
-// posted. Slack clears the status with the reply, unless a setStatus call
-// was in flight when the reply began (it may land after it).
-func (a *Adapter) replying(channel, thread string) (done func()) {
+// posted. Slack clears the status with the reply, so a status not yet
+// sent is dropped (sending it would cost a call and, landing after the
+// reply, leave it showing under the answer), and one in flight is waited
+// for (at most statusSettleWait; past that the status is cleared at the
+// turn's end).
+func (a *Adapter) replying(ctx context.Context, channel, thread string) (done func()) {
 	st := a.thread(channel, thread)
+	wctx, cancel := context.WithTimeout(ctx, statusSettleWait)
+	_ = a.status.Discard(wctx, threadKey(channel, thread))
+	cancel()
 	st.mu.Lock()
 	clean, epoch := !st.inFlight, st.epoch
 	st.mu.Unlock()
@@ -158,4 +174,31 @@ func (a *Adapter) sendStatus(ctx context.Context, _ string, se statusEdit) error
 	}
 	st.mu.Unlock()
 	return err
+}
+
+// parkStop keeps the Stop control of a stream that ended with its final
+// text as the thread's spare, for the footer that follows.
+func (a *Adapter) parkStop(ctx context.Context, p *posted) {
+	if p.stopTS == "" {
+		return
+	}
+	st := a.thread(p.channel, p.thread)
+	st.mu.Lock()
+	old := st.spare
+	st.spare, p.stopTS = p.stopTS, ""
+	st.mu.Unlock()
+	a.deleteMessage(ctx, p.channel, old)
+}
+
+// takeSpare returns the thread's spare Stop control and leaves none.
+func (a *Adapter) takeSpare(channel, thread string) string {
+	st, ok := a.threads.Get(threadKey(channel, thread))
+	if !ok {
+		return ""
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ts := st.spare
+	st.spare = ""
+	return ts
 }

@@ -72,6 +72,16 @@ func (a *Adapter) lookup(ref adapters.MessageRef) *posted {
 func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
 	a.flushThread(ctx, t)
 	p := &posted{channel: t.Channel, thread: t.Thread}
+	if m.Kind == adapters.KindFooter {
+		if ts := a.takeSpare(t.Channel, t.Thread); ts != "" {
+			// The ended stream's Stop control becomes the footer.
+			spare := &posted{channel: t.Channel, thread: t.Thread, ts: []string{ts}, shown: []string{""}}
+			if err := a.render(ctx, spare, m); err == nil {
+				return a.newRef(t, spare), nil
+			}
+			a.deleteMessage(ctx, t.Channel, ts)
+		}
+	}
 	if m.Kind == adapters.KindText && !m.Final && a.streamAllowed() {
 		if err := a.startStream(ctx, p, m.Text); err == nil {
 			return a.newRef(t, p), nil
@@ -150,7 +160,10 @@ func (a *Adapter) postMessage(ctx context.Context, channel string, opts ...slack
 
 // reply posts a message in a thread (see postMessage).
 func (a *Adapter) reply(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
-	done := a.replying(channel, thread)
+	// A spare Stop control left above a message that is not the footer
+	// would show a dead button mid-thread.
+	a.deleteMessage(ctx, channel, a.takeSpare(channel, thread))
+	done := a.replying(ctx, channel, thread)
 	ts, err := a.postMessage(ctx, channel, append(opts, slack.MsgOptionTS(thread))...)
 	if err == nil {
 		done()

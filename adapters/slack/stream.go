@@ -27,7 +27,7 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 	raw := slackmd.Settled(text)
 	chunk := slackmd.Neutralize(raw)
 	var ts string
-	done := a.replying(p.channel, p.thread)
+	done := a.replying(ctx, p.channel, p.thread)
 	// chat.startStream is Tier 2 for the whole workspace: when its budget
 	// is spent the answer goes out as a message and paced updates rather
 	// than waiting for it (the caller falls back on errNoBudget).
@@ -72,18 +72,26 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 
 // removeStop deletes the Stop control of a stream that has ended.
 func (a *Adapter) removeStop(ctx context.Context, p *posted) {
-	if p.stopTS == "" {
-		return
+	if p.stopTS != "" && a.deleteMessage(ctx, p.channel, p.stopTS) {
+		p.stopTS = ""
 	}
-	err := a.call(ctx, "chat.delete", p.channel, func(ctx context.Context) error {
-		_, _, err := a.api.DeleteMessageContext(ctx, p.channel, p.stopTS)
+}
+
+// deleteMessage deletes one of the bot's Stop controls; it reports whether
+// the message is gone.
+func (a *Adapter) deleteMessage(ctx context.Context, channel, ts string) bool {
+	if ts == "" {
+		return true
+	}
+	err := a.call(ctx, "chat.delete", channel, func(ctx context.Context) error {
+		_, _, err := a.api.DeleteMessageContext(ctx, channel, ts)
 		return err
 	})
 	if err != nil {
 		a.log.Warn("slack: remove Stop control", "err", err)
-		return
+		return false
 	}
-	p.stopTS = ""
+	return true
 }
 
 // appendStream sends what the neutralised text gained since the last
@@ -129,7 +137,11 @@ func (a *Adapter) appendStream(ctx context.Context, p *posted, m adapters.Messag
 		return err
 	}
 	p.stream = false
-	a.removeStop(ctx, p)
+	if m.Final && extended && fits {
+		a.parkStop(ctx, p)
+	} else {
+		a.removeStop(ctx, p)
+	}
 	if extended && fits {
 		p.shown[0] = "streamed"
 		return nil

@@ -78,6 +78,7 @@ const (
 	jobEdit
 	jobAsk
 	jobUpdate
+	jobStatus
 )
 
 type job struct {
@@ -86,6 +87,7 @@ type job struct {
 	id     string // the message's id: provisional for a post, as given for edits
 	msg    adapters.Message
 	prompt adapters.Prompt
+	status string // jobStatus only
 	ctx    context.Context
 	done   chan askResult // jobAsk only
 }
@@ -158,6 +160,28 @@ func (c *Courier) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p a
 		return nil
 	}
 	c.enqueueLocked(&job{kind: jobUpdate, thread: ref.Thread, id: ref.ID, prompt: p, ctx: context.WithoutCancel(ctx)})
+	return nil
+}
+
+// SetStatus queues the thread's status line (adapters.Statuser), after
+// what is queued before it: a status set when a turn begins must not land
+// after the answer, nor a clear before it (Slack clears the status with the
+// bot's reply, so a clear that waits its turn often costs no call). A
+// status still waiting is dropped for the new one. It does nothing when
+// the adapter shows no status.
+func (c *Courier) SetStatus(ctx context.Context, t adapters.ThreadRef, status string) error {
+	if _, ok := c.ad.(adapters.Statuser); !ok {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if l := c.lanes[t]; l != nil {
+		l.jobs = slices.DeleteFunc(l.jobs, func(j *job) bool { return j.kind == jobStatus })
+	}
+	c.enqueueLocked(&job{kind: jobStatus, thread: t, status: status, ctx: context.WithoutCancel(ctx)})
 	return nil
 }
 
@@ -323,6 +347,10 @@ func (c *Courier) do(l *lane, j *job) {
 		id, _ := c.platformID(l, j.id)
 		if err := c.ad.UpdatePrompt(j.ctx, adapters.MessageRef{Thread: j.thread, ID: id}, j.prompt); err != nil {
 			c.log.Warn("update prompt", "thread", j.thread.Key(), "err", err)
+		}
+	case jobStatus:
+		if err := c.ad.(adapters.Statuser).SetStatus(j.ctx, j.thread, j.status); err != nil {
+			c.log.Debug("set status", "thread", j.thread.Key(), "err", err)
 		}
 	case jobAsk:
 		if err := j.ctx.Err(); err != nil {

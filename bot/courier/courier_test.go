@@ -312,3 +312,47 @@ func TestBounded(t *testing.T) {
 		t.Errorf("lanes after Forget: %d", left)
 	}
 }
+
+// statusPlatform is a platform with a status line.
+type statusPlatform struct{ platform }
+
+func (p *statusPlatform) SetStatus(ctx context.Context, t adapters.ThreadRef, status string) error {
+	return p.record(ctx, "status "+t.Thread+" "+status)
+}
+
+// TestStatusInOrder: a status goes out in its place among the thread's
+// messages (a clear never overtakes the answer), and one still waiting
+// gives way to the next.
+func TestStatusInOrder(t *testing.T) {
+	p := &statusPlatform{}
+	p.entered = make(chan string, 100)
+	c := New(p, nil)
+	ctx := context.Background()
+	_ = c.SetStatus(ctx, t1, "thinking")
+	if got := <-p.entered; got != "status t1 thinking" {
+		t.Fatalf("first call %q", got)
+	}
+	p.hold()
+	_, _ = c.Post(ctx, t1, text("answer"))
+	<-p.entered // the post is held on the platform
+	_ = c.SetStatus(ctx, t1, "still thinking")
+	_, _ = c.Post(ctx, t1, text("footer"))
+	_ = c.SetStatus(ctx, t1, "")
+	p.release()
+	drain(t, c)
+	want := []string{"status t1 thinking", "post t1 answer", "post t1 footer", "status t1 "}
+	if got := p.log(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("calls:\n got %q\nwant %q", got, want)
+	}
+
+	// An adapter without a status line is not called.
+	plain := &platform{}
+	c = New(plain, nil)
+	if err := c.SetStatus(ctx, t1, "thinking"); err != nil {
+		t.Error(err)
+	}
+	drain(t, c)
+	if got := plain.log(); len(got) != 0 {
+		t.Errorf("calls on an adapter without status: %q", got)
+	}
+}
