@@ -179,7 +179,6 @@ func New(cfg Config) (*Adapter, error) {
 // Name implements adapters.Adapter.
 func (a *Adapter) Name() string { return Platform }
 
-
 // Close sends the edits still pending (for at most 30 s), clears the
 // typing notices it showed, and closes the crypto store. Call it after the
 // bot has shut down.

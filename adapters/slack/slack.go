@@ -190,7 +190,6 @@ func (a *Adapter) Close() {
 // Name implements adapters.Adapter.
 func (a *Adapter) Name() string { return Platform }
 
-
 // Run identifies the bot (auth.test), then receives events over Socket Mode
 // (when an app token is set) until ctx ends. HTTP deliveries are served by
 // HTTPHandler once Run has identified the bot.
