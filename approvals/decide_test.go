@@ -8,119 +8,126 @@ import (
 	"time"
 )
 
+// decideStep is one action in a decideCases sequence and what it must leave.
+type decideStep struct {
+	advance      time.Duration
+	cancel       bool // Cancel by the request's request_id instead of deciding
+	expire       bool // Expire() instead of deciding
+	expireThread bool // ExpireThread(T1) instead of deciding
+	id           string
+	d            Decision
+	wantErr      error  // a sentinel; nil for success
+	wantBy       string // AlreadyDecidedError.By
+	wantState    State  // the entry's state after the step
+}
+
+// decideAnswers is a valid answer to questionRequest's one question.
+var decideAnswers = map[string]string{"Which color?": "Blue"}
+
+// decideCases is TestDecide's table, at package level so the test stays
+// short: each case is a request and the click sequence run against it.
+var decideCases = []struct {
+	name  string
+	req   Request
+	tout  time.Duration // registry timeout; 0 means the default
+	steps []decideStep
+}{
+	{"non-decider refused then starter succeeds", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllow, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+	}},
+	{"admin succeeds", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceDeny, Reason: "Too risky", By: admin}, wantState: StateDenied},
+	}},
+	{"anonymous click refused", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllow, By: ""}, wantErr: ErrNotAllowed, wantState: StatePending},
+	}},
+	{"forged id", toolRequest(), 0, []decideStep{
+		{id: "deadbeef", d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrUnknown, wantState: StatePending},
+	}},
+	{"repeated click names the first decider", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllowThread, By: starter}, wantState: StateAllowed},
+		{d: Decision{Choice: ChoiceAllowThread, By: starter}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
+		{d: Decision{Choice: ChoiceDeny, By: admin}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
+		{d: Decision{Choice: ChoiceDeny, By: other}, wantErr: ErrNotAllowed, wantState: StateAllowed},
+	}},
+	{"late click after expiry", toolRequest(), 0, []decideStep{
+		{advance: timeout + time.Second, d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+		{d: Decision{Choice: ChoiceAllow, By: admin}, wantErr: ErrExpired, wantState: StateExpired},
+		{advance: -time.Hour, d: Decision{Choice: ChoiceAllow, By: admin}, wantErr: ErrExpired, wantState: StateExpired},
+	}},
+	{"click exactly at expiry", toolRequest(), 0, []decideStep{
+		{advance: timeout, d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+	}},
+	{"click just before expiry", toolRequest(), 0, []decideStep{
+		{advance: timeout - time.Nanosecond, d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+	}},
+	{"non-decider after expiry is refused, not told", toolRequest(), 0, []decideStep{
+		{advance: timeout, d: Decision{Choice: ChoiceAllow, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
+	}},
+	{"no timeout never expires", toolRequest(), -1, []decideStep{
+		{advance: 1000 * time.Hour, expire: true, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+	}},
+	{"cancel then decide", toolRequest(), 0, []decideStep{
+		{cancel: true, wantState: StateCancelled},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrCancelled, wantState: StateCancelled},
+		{d: Decision{Choice: ChoiceDeny, By: admin}, wantErr: ErrCancelled, wantState: StateCancelled},
+	}},
+	{"cancel after decision changes nothing", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceDeny, By: starter}, wantState: StateDenied},
+		{cancel: true, wantState: StateDenied},
+	}},
+	{"expire sweep then click", toolRequest(), 0, []decideStep{
+		{advance: timeout, expire: true, wantState: StateExpired},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+	}},
+	{"expire sweep before the deadline", toolRequest(), 0, []decideStep{
+		{advance: time.Minute, expire: true, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+	}},
+	{"process died then click", toolRequest(), 0, []decideStep{
+		{expireThread: true, wantState: StateExpired},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+	}},
+	{"expiry does not undo a decision", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
+		{advance: time.Hour, expire: true, wantState: StateAllowed},
+		{expireThread: true, wantState: StateAllowed},
+	}},
+	{"unknown choice refused, then a valid one", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: "yes", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		{d: Decision{Choice: "", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllowAlways, By: starter}, wantErr: ErrAdminOnly, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllowAlways, By: admin}, wantState: StateAllowed},
+	}},
+	{"folder grant by the starter", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllowFolder, By: starter}, wantState: StateAllowed},
+	}},
+	{"answers on a tool request", toolRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllow, Answers: decideAnswers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+	}},
+	{"question answered", questionRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceAllowThread, Answers: decideAnswers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllowAlways, Answers: decideAnswers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, Answers: map[string]string{"Color": "Blue"}, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, Answers: decideAnswers, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
+		{d: Decision{Choice: ChoiceAllow, Answers: decideAnswers, By: starter}, wantState: StateAllowed},
+		{d: Decision{Choice: ChoiceAllow, Answers: map[string]string{"Which color?": "Red"}, By: admin}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
+	}},
+	{"question declined", questionRequest(), 0, []decideStep{
+		{d: Decision{Choice: ChoiceDeny, Reason: "skip", By: admin}, wantState: StateDenied},
+	}},
+	{"question expired", questionRequest(), 0, []decideStep{
+		{advance: timeout, d: Decision{Choice: ChoiceAllow, Answers: decideAnswers, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
+	}},
+}
+
 // TestDecide runs click sequences against one request: forged, late,
 // duplicate and concurrent-in-spirit clicks, cancellations and expiry.
 func TestDecide(t *testing.T) {
-	type step struct {
-		advance      time.Duration
-		cancel       bool // Cancel by the request's request_id instead of deciding
-		expire       bool // Expire() instead of deciding
-		expireThread bool // ExpireThread(T1) instead of deciding
-		id           string
-		d            Decision
-		wantErr      error  // a sentinel; nil for success
-		wantBy       string // AlreadyDecidedError.By
-		wantState    State  // the entry's state after the step
-	}
-	answers := map[string]string{"Which color?": "Blue"}
-	tests := []struct {
-		name  string
-		req   Request
-		tout  time.Duration // registry timeout; 0 means the default
-		steps []step
-	}{
-		{"non-decider refused then starter succeeds", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllow, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
-		}},
-		{"admin succeeds", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceDeny, Reason: "Too risky", By: admin}, wantState: StateDenied},
-		}},
-		{"anonymous click refused", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllow, By: ""}, wantErr: ErrNotAllowed, wantState: StatePending},
-		}},
-		{"forged id", toolRequest(), 0, []step{
-			{id: "deadbeef", d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrUnknown, wantState: StatePending},
-		}},
-		{"repeated click names the first decider", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllowThread, By: starter}, wantState: StateAllowed},
-			{d: Decision{Choice: ChoiceAllowThread, By: starter}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
-			{d: Decision{Choice: ChoiceDeny, By: admin}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
-			{d: Decision{Choice: ChoiceDeny, By: other}, wantErr: ErrNotAllowed, wantState: StateAllowed},
-		}},
-		{"late click after expiry", toolRequest(), 0, []step{
-			{advance: timeout + time.Second, d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
-			{d: Decision{Choice: ChoiceAllow, By: admin}, wantErr: ErrExpired, wantState: StateExpired},
-			{advance: -time.Hour, d: Decision{Choice: ChoiceAllow, By: admin}, wantErr: ErrExpired, wantState: StateExpired},
-		}},
-		{"click exactly at expiry", toolRequest(), 0, []step{
-			{advance: timeout, d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
-		}},
-		{"click just before expiry", toolRequest(), 0, []step{
-			{advance: timeout - time.Nanosecond, d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
-		}},
-		{"non-decider after expiry is refused, not told", toolRequest(), 0, []step{
-			{advance: timeout, d: Decision{Choice: ChoiceAllow, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
-		}},
-		{"no timeout never expires", toolRequest(), -1, []step{
-			{advance: 1000 * time.Hour, expire: true, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
-		}},
-		{"cancel then decide", toolRequest(), 0, []step{
-			{cancel: true, wantState: StateCancelled},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrCancelled, wantState: StateCancelled},
-			{d: Decision{Choice: ChoiceDeny, By: admin}, wantErr: ErrCancelled, wantState: StateCancelled},
-		}},
-		{"cancel after decision changes nothing", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceDeny, By: starter}, wantState: StateDenied},
-			{cancel: true, wantState: StateDenied},
-		}},
-		{"expire sweep then click", toolRequest(), 0, []step{
-			{advance: timeout, expire: true, wantState: StateExpired},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
-		}},
-		{"expire sweep before the deadline", toolRequest(), 0, []step{
-			{advance: time.Minute, expire: true, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
-		}},
-		{"process died then click", toolRequest(), 0, []step{
-			{expireThread: true, wantState: StateExpired},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
-		}},
-		{"expiry does not undo a decision", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantState: StateAllowed},
-			{advance: time.Hour, expire: true, wantState: StateAllowed},
-			{expireThread: true, wantState: StateAllowed},
-		}},
-		{"unknown choice refused, then a valid one", toolRequest(), 0, []step{
-			{d: Decision{Choice: "yes", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: "", By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllowAlways, By: starter}, wantErr: ErrAdminOnly, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllowAlways, By: admin}, wantState: StateAllowed},
-		}},
-		{"folder grant by the starter", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllowFolder, By: starter}, wantState: StateAllowed},
-		}},
-		{"answers on a tool request", toolRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-		}},
-		{"question answered", questionRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceAllowThread, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllowAlways, Answers: answers, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, Answers: map[string]string{"Color": "Blue"}, By: starter}, wantErr: ErrInvalidDecision, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: other}, wantErr: ErrNotAllowed, wantState: StatePending},
-			{d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantState: StateAllowed},
-			{d: Decision{Choice: ChoiceAllow, Answers: map[string]string{"Which color?": "Red"}, By: admin}, wantErr: ErrAlreadyDecided, wantBy: starter, wantState: StateAllowed},
-		}},
-		{"question declined", questionRequest(), 0, []step{
-			{d: Decision{Choice: ChoiceDeny, Reason: "skip", By: admin}, wantState: StateDenied},
-		}},
-		{"question expired", questionRequest(), 0, []step{
-			{advance: timeout, d: Decision{Choice: ChoiceAllow, Answers: answers, By: starter}, wantErr: ErrExpired, wantState: StateExpired},
-		}},
-	}
-	for _, tt := range tests {
+	for _, tt := range decideCases {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClock()
 			tout := timeout

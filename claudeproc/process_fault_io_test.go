@@ -181,41 +181,7 @@ func TestFaultMalformedOutput(t *testing.T) {
 
 func TestFaultConcurrentWriters(t *testing.T) {
 	p := startFake(t, fakeEcho, Options{})
-
-	var (
-		mu       sync.Mutex
-		echoed   = map[string]int{}
-		bad      []string
-		sentinel = make(chan struct{})
-	)
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		for ev := range p.Events() {
-			switch e := ev.(type) {
-			case *Unknown:
-				var v struct{ Text string }
-				if e.Type != "fake_echo" || json.Unmarshal(e.Raw, &v) != nil {
-					mu.Lock()
-					bad = append(bad, string(e.Raw))
-					mu.Unlock()
-					continue
-				}
-				if v.Text == "sentinel" {
-					close(sentinel)
-					continue
-				}
-				mu.Lock()
-				echoed[v.Text]++
-				mu.Unlock()
-			case *Exited:
-			default:
-				mu.Lock()
-				bad = append(bad, ev.Kind())
-				mu.Unlock()
-			}
-		}
-	}()
+	c := collectEchoes(p)
 
 	const workers, rounds = 16, 24
 	// Sizes past the 64 KiB pipe buffer make the kernel split writes, so
@@ -233,28 +199,8 @@ func TestFaultConcurrentWriters(t *testing.T) {
 			defer wg.Done()
 			for i := range rounds {
 				tag := fmt.Sprintf("g%02d-i%03d", g, i)
-				var err error
-				switch (g + i) % 4 {
-				case 0:
-					text := tag + "|" + strings.Repeat(string(rune('a'+(g+i)%26)), sizes[(g*rounds+i)%len(sizes)]) + "|" + tag
-					sent.Store(text, true)
-					err = p.SendText(text)
-				case 1:
-					var got string
-					got, err = p.SetModel(ctx, "model-"+tag)
-					if err == nil && got != "model-"+tag {
-						err = fmt.Errorf("SetModel(%q) = %q: response routed to the wrong caller", "model-"+tag, got)
-					}
-				case 2:
-					_, err = p.Interrupt(ctx, i%2 == 0)
-				case 3:
-					var got string
-					got, err = p.SetPermissionMode(ctx, "mode-"+tag)
-					if err == nil && got != "mode-"+tag {
-						err = fmt.Errorf("SetPermissionMode(%q) = %q: response routed to the wrong caller", "mode-"+tag, got)
-					}
-				}
-				if err != nil {
+				size := sizes[(g*rounds+i)%len(sizes)]
+				if err := concurrentWrite(ctx, p, &sent, tag, g, i, size); err != nil {
 					errc <- fmt.Errorf("%s: %w", tag, err)
 				}
 			}
@@ -270,29 +216,29 @@ func TestFaultConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-sentinel:
-	case <-collected:
+	case <-c.sentinel:
+	case <-c.collected:
 		t.Fatal("events ended before the sentinel came back")
 	case <-time.After(evTimeout):
 		t.Fatal("sentinel not echoed")
 	}
 
-	mu.Lock()
+	c.mu.Lock()
 	nSent := 0
 	sent.Range(func(k, _ any) bool {
 		nSent++
-		if echoed[k.(string)] != 1 {
-			t.Errorf("message %.20q... echoed %d times", k, echoed[k.(string)])
+		if c.echoed[k.(string)] != 1 {
+			t.Errorf("message %.20q... echoed %d times", k, c.echoed[k.(string)])
 		}
 		return true
 	})
-	if len(echoed) != nSent {
-		t.Errorf("%d distinct echoes for %d messages sent (corrupted lines?)", len(echoed), nSent)
+	if len(c.echoed) != nSent {
+		t.Errorf("%d distinct echoes for %d messages sent (corrupted lines?)", len(c.echoed), nSent)
 	}
-	if len(bad) > 0 {
-		t.Errorf("unexpected events: %.300q", bad)
+	if len(c.bad) > 0 {
+		t.Errorf("unexpected events: %.300q", c.bad)
 	}
-	mu.Unlock()
+	c.mu.Unlock()
 
 	info, _ := closeWithin(t, p)
 	// The fake exits 1 on any invalid or partial stdin line.
@@ -300,9 +246,81 @@ func TestFaultConcurrentWriters(t *testing.T) {
 		t.Errorf("exit %s", brief(info))
 	}
 	select {
-	case <-collected:
+	case <-c.collected:
 	case <-time.After(evTimeout):
 		t.Fatal("events channel not closed")
 	}
 	t.Logf("%d messages and %d control requests from %d goroutines", nSent, workers*rounds-nSent, workers)
+}
+
+// echoCollector gathers what the fake echoes back while the writers run,
+// so TestFaultConcurrentWriters can check that every message came back
+// once and whole, and that nothing else did.
+type echoCollector struct {
+	mu        sync.Mutex
+	echoed    map[string]int // echoed text: how many times
+	bad       []string       // anything that is not a well-formed echo
+	sentinel  chan struct{}  // closed when the "sentinel" message is echoed
+	collected chan struct{}  // closed when the events channel is
+}
+
+// collectEchoes starts reading p's events into a new echoCollector.
+func collectEchoes(p *Process) *echoCollector {
+	c := &echoCollector{echoed: map[string]int{}, sentinel: make(chan struct{}), collected: make(chan struct{})}
+	go func() {
+		defer close(c.collected)
+		for ev := range p.Events() {
+			switch e := ev.(type) {
+			case *Unknown:
+				var v struct{ Text string }
+				if e.Type != "fake_echo" || json.Unmarshal(e.Raw, &v) != nil {
+					c.mu.Lock()
+					c.bad = append(c.bad, string(e.Raw))
+					c.mu.Unlock()
+					continue
+				}
+				if v.Text == "sentinel" {
+					close(c.sentinel)
+					continue
+				}
+				c.mu.Lock()
+				c.echoed[v.Text]++
+				c.mu.Unlock()
+			case *Exited:
+			default:
+				c.mu.Lock()
+				c.bad = append(c.bad, ev.Kind())
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return c
+}
+
+// concurrentWrite is worker g's write in round i: by turns a message of the
+// given size (recorded in sent, to check its echo) or one of three control
+// requests, whose response must reach this caller and no other.
+func concurrentWrite(ctx context.Context, p *Process, sent *sync.Map, tag string, g, i, size int) error {
+	var err error
+	switch (g + i) % 4 {
+	case 0:
+		text := tag + "|" + strings.Repeat(string(rune('a'+(g+i)%26)), size) + "|" + tag
+		sent.Store(text, true)
+		err = p.SendText(text)
+	case 1:
+		var got string
+		got, err = p.SetModel(ctx, "model-"+tag)
+		if err == nil && got != "model-"+tag {
+			err = fmt.Errorf("SetModel(%q) = %q: response routed to the wrong caller", "model-"+tag, got)
+		}
+	case 2:
+		_, err = p.Interrupt(ctx, i%2 == 0)
+	case 3:
+		var got string
+		got, err = p.SetPermissionMode(ctx, "mode-"+tag)
+		if err == nil && got != "mode-"+tag {
+			err = fmt.Errorf("SetPermissionMode(%q) = %q: response routed to the wrong caller", "mode-"+tag, got)
+		}
+	}
+	return err
 }

@@ -115,22 +115,23 @@ type probeEnv struct {
 
 func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
 
-// TestSandboxHostile: from inside a session, the bot's processes, state and
-// secrets are out of reach and only the working directory and the home are
-// writable; under Local (the control) the same commands reach them.
-func TestSandboxHostile(t *testing.T) {
-	bot := strconv.Itoa(os.Getpid()) // the test process stands for the bot
-	probes := []struct {
-		name string
-		cmd  func(e probeEnv) string
-		// reached reports, from outside, that the command got at what it
-		// was after.
-		reached func(e probeEnv) bool
-		// local and sandbox are the outcomes wanted; skipLocal when the
-		// control would change the host (the tests run as root).
-		local, sandbox bool
-		skipLocal      bool
-	}{
+// hostileProbe is one attack of TestSandboxHostile and its oracle.
+type hostileProbe struct {
+	name string
+	cmd  func(e probeEnv) string
+	// reached reports, from outside, that the command got at what it
+	// was after.
+	reached func(e probeEnv) bool
+	// local and sandbox are the outcomes wanted; skipLocal when the
+	// control would change the host (the tests run as root).
+	local, sandbox bool
+	skipLocal      bool
+}
+
+// hostileProbes is TestSandboxHostile's table, built by a function because
+// several attacks aim at bot, the pid that stands for the bot's process.
+func hostileProbes(bot string) []hostileProbe {
+	return []hostileProbe{
 		{name: "list the bot's pid", cmd: func(probeEnv) string { return "ls /proc" },
 			reached: func(e probeEnv) bool { return slices.Contains(strings.Fields(e.out), bot) },
 			local:   true},
@@ -182,6 +183,14 @@ func TestSandboxHostile(t *testing.T) {
 			reached: func(e probeEnv) bool { return exists(filepath.Join(e.home, "made.txt")) },
 			local:   true, sandbox: true},
 	}
+}
+
+// TestSandboxHostile: from inside a session, the bot's processes, state and
+// secrets are out of reach and only the working directory and the home are
+// writable; under Local (the control) the same commands reach them.
+func TestSandboxHostile(t *testing.T) {
+	bot := strconv.Itoa(os.Getpid()) // the test process stands for the bot
+	probes := hostileProbes(bot)
 	for _, sandboxed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "local", true: "sandbox"}[sandboxed], func(t *testing.T) {
 			fx := newSandboxFixture(t)

@@ -230,6 +230,15 @@ func checkSplit(t testing.TB, text string, limit int, strict bool) []string {
 			t.Fatalf("part %d leaves a code block open: %q", i, part)
 		}
 	}
+	checkCuts(t, text, limit, strict, pieces)
+	return parts
+}
+
+// checkCuts checks where the parts were cut: never inside a fence line and,
+// when strict, never inside a short entity or link. It is checkSplit's last
+// step, apart so that each function reads as one list of invariants.
+func checkCuts(t testing.TB, text string, limit int, strict bool, pieces []piece) {
+	t.Helper()
 	// No cut inside a fence line.
 	o := newOracleLines(text)
 	var spans [][]int
@@ -259,5 +268,4 @@ func checkSplit(t testing.TB, text string, limit int, strict bool) []string {
 			}
 		}
 	}
-	return parts
 }

@@ -37,106 +37,113 @@ func TestSplitSmallLimitCutsRunes(t *testing.T) {
 	}
 }
 
+// para is n copies of word joined by single spaces: a paragraph of known
+// length for the preference cases below.
+func para(word string, n int) string { return strings.TrimSpace(strings.Repeat(word+" ", n)) }
+
+// splitPreferenceCases is TestSplitPreferences' table, at package level so
+// the test stays short: each case names the cut Split should prefer and the
+// first part it must produce.
+var splitPreferenceCases = []struct {
+	name      string
+	in        string
+	limit     int
+	wantFirst string
+}{
+	{
+		name:      "blank line beats line end",
+		in:        para("aaaa", 14) + "\n\n" + para("bbbb", 5) + "\n" + para("cccc", 10),
+		limit:     100,
+		wantFirst: para("aaaa", 14) + "\n\n",
+	},
+	{
+		name:      "line end beats space",
+		in:        para("aaaa", 14) + "\n" + para("bbbb", 20),
+		limit:     100,
+		wantFirst: para("aaaa", 14) + "\n",
+	},
+	{
+		name:      "blank line too early loses to a later line end",
+		in:        "aaaa\n\n" + para("bbbb", 14) + "\n" + para("cccc", 20),
+		limit:     100,
+		wantFirst: "aaaa\n\n" + para("bbbb", 14) + "\n",
+	},
+	{
+		name:      "space in a long line",
+		in:        para("abcdefghi", 30),
+		limit:     64,
+		wantFirst: para("abcdefghi", 6) + " ",
+	},
+	{
+		name:      "hard cut of a word",
+		in:        strings.Repeat("x", 150),
+		limit:     64,
+		wantFirst: strings.Repeat("x", 64),
+	},
+	{
+		name:      "runes not bytes",
+		in:        strings.Repeat("😀", 150),
+		limit:     64,
+		wantFirst: strings.Repeat("😀", 64),
+	},
+	{
+		name:      "not inside an entity",
+		in:        strings.Repeat("x", 62) + "&amp;" + strings.Repeat("y", 60),
+		limit:     64,
+		wantFirst: strings.Repeat("x", 62),
+	},
+	{
+		name:      "not inside a numeric reference",
+		in:        strings.Repeat("x", 60) + "&#128512;" + strings.Repeat("y", 60),
+		limit:     64,
+		wantFirst: strings.Repeat("x", 60),
+	},
+	{
+		name:      "not inside a link",
+		in:        "see " + strings.Repeat("x", 40) + "<https://example.com/a/b|the docs> and more text after it",
+		limit:     64,
+		wantFirst: "see ",
+	},
+	{
+		name:      "not inside a link without spaces",
+		in:        strings.Repeat("x", 50) + "<https://example.com/a/b>" + strings.Repeat("y", 50),
+		limit:     64,
+		wantFirst: strings.Repeat("x", 50),
+	},
+	{
+		name:      "not before a combining mark",
+		in:        strings.Repeat("e\u0301", 100),
+		limit:     64,
+		wantFirst: strings.Repeat("e\u0301", 32),
+	},
+	{
+		name:      "not inside a ZWJ sequence",
+		in:        strings.Repeat("x", 62) + "👨\u200d👩\u200d👧" + strings.Repeat("y", 60),
+		limit:     64,
+		wantFirst: strings.Repeat("x", 62),
+	},
+	{
+		name:      "not inside CRLF",
+		in:        strings.Repeat("x", 63) + "\r\n" + strings.Repeat("y", 60),
+		limit:     64,
+		wantFirst: strings.Repeat("x", 63),
+	},
+	{
+		name:      "CJK punctuation is a break",
+		in:        strings.Repeat("日本語", 12) + "。" + strings.Repeat("中文", 40),
+		limit:     64,
+		wantFirst: strings.Repeat("日本語", 12) + "。",
+	},
+	{
+		name:      "code block moves whole to the next part",
+		in:        para("aaaa", 10) + "\n\n```go\nx := 1\ny := 2\n```\n" + para("bbbb", 10),
+		limit:     64,
+		wantFirst: para("aaaa", 10) + "\n\n",
+	},
+}
+
 func TestSplitPreferences(t *testing.T) {
-	para := func(word string, n int) string { return strings.TrimSpace(strings.Repeat(word+" ", n)) }
-	tests := []struct {
-		name      string
-		in        string
-		limit     int
-		wantFirst string
-	}{
-		{
-			name:      "blank line beats line end",
-			in:        para("aaaa", 14) + "\n\n" + para("bbbb", 5) + "\n" + para("cccc", 10),
-			limit:     100,
-			wantFirst: para("aaaa", 14) + "\n\n",
-		},
-		{
-			name:      "line end beats space",
-			in:        para("aaaa", 14) + "\n" + para("bbbb", 20),
-			limit:     100,
-			wantFirst: para("aaaa", 14) + "\n",
-		},
-		{
-			name:      "blank line too early loses to a later line end",
-			in:        "aaaa\n\n" + para("bbbb", 14) + "\n" + para("cccc", 20),
-			limit:     100,
-			wantFirst: "aaaa\n\n" + para("bbbb", 14) + "\n",
-		},
-		{
-			name:      "space in a long line",
-			in:        para("abcdefghi", 30),
-			limit:     64,
-			wantFirst: para("abcdefghi", 6) + " ",
-		},
-		{
-			name:      "hard cut of a word",
-			in:        strings.Repeat("x", 150),
-			limit:     64,
-			wantFirst: strings.Repeat("x", 64),
-		},
-		{
-			name:      "runes not bytes",
-			in:        strings.Repeat("😀", 150),
-			limit:     64,
-			wantFirst: strings.Repeat("😀", 64),
-		},
-		{
-			name:      "not inside an entity",
-			in:        strings.Repeat("x", 62) + "&amp;" + strings.Repeat("y", 60),
-			limit:     64,
-			wantFirst: strings.Repeat("x", 62),
-		},
-		{
-			name:      "not inside a numeric reference",
-			in:        strings.Repeat("x", 60) + "&#128512;" + strings.Repeat("y", 60),
-			limit:     64,
-			wantFirst: strings.Repeat("x", 60),
-		},
-		{
-			name:      "not inside a link",
-			in:        "see " + strings.Repeat("x", 40) + "<https://example.com/a/b|the docs> and more text after it",
-			limit:     64,
-			wantFirst: "see ",
-		},
-		{
-			name:      "not inside a link without spaces",
-			in:        strings.Repeat("x", 50) + "<https://example.com/a/b>" + strings.Repeat("y", 50),
-			limit:     64,
-			wantFirst: strings.Repeat("x", 50),
-		},
-		{
-			name:      "not before a combining mark",
-			in:        strings.Repeat("e\u0301", 100),
-			limit:     64,
-			wantFirst: strings.Repeat("e\u0301", 32),
-		},
-		{
-			name:      "not inside a ZWJ sequence",
-			in:        strings.Repeat("x", 62) + "👨\u200d👩\u200d👧" + strings.Repeat("y", 60),
-			limit:     64,
-			wantFirst: strings.Repeat("x", 62),
-		},
-		{
-			name:      "not inside CRLF",
-			in:        strings.Repeat("x", 63) + "\r\n" + strings.Repeat("y", 60),
-			limit:     64,
-			wantFirst: strings.Repeat("x", 63),
-		},
-		{
-			name:      "CJK punctuation is a break",
-			in:        strings.Repeat("日本語", 12) + "。" + strings.Repeat("中文", 40),
-			limit:     64,
-			wantFirst: strings.Repeat("日本語", 12) + "。",
-		},
-		{
-			name:      "code block moves whole to the next part",
-			in:        para("aaaa", 10) + "\n\n```go\nx := 1\ny := 2\n```\n" + para("bbbb", 10),
-			limit:     64,
-			wantFirst: para("aaaa", 10) + "\n\n",
-		},
-	}
-	for _, tt := range tests {
+	for _, tt := range splitPreferenceCases {
 		t.Run(tt.name, func(t *testing.T) {
 			parts := checkSplit(t, tt.in, tt.limit, true)
 			if len(parts) < 2 || parts[0] != tt.wantFirst {

@@ -1,6 +1,7 @@
 package slack_test
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -34,44 +35,7 @@ func TestMemoryFlatOver10000Threads(t *testing.T) {
 	var mu sync.Mutex
 	var failed error
 	turn := func(i int) {
-		root := s.fs.Post(alice, general, "a thread")
-		th := adapters.ThreadRef{Platform: slack.Platform, Channel: general, Thread: root}
-		err := s.ad.Mention(ctx, general, root, alice)
-		if err == nil {
-			err = s.ad.SetStatus(ctx, th, "is thinking…")
-		}
-		var ref adapters.MessageRef
-		if err == nil {
-			ref, err = s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
-		}
-		if err == nil {
-			err = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, whole", i), Final: true})
-		}
-		if i%10 != 0 { // a prompt in every tenth thread
-			if err == nil {
-				err = s.ad.SetStatus(ctx, th, "")
-			}
-			if err != nil {
-				mu.Lock()
-				failed = err
-				mu.Unlock()
-			}
-			return
-		}
-		p := adapters.Prompt{ID: fmt.Sprintf("p-%d", i), Kind: adapters.PromptApproval, Title: "Bash wants to run",
-			Tool: "Bash", Detail: "$ true", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
-		var pref adapters.MessageRef
-		if err == nil {
-			pref, err = s.ad.Ask(ctx, th, p)
-		}
-		if err == nil {
-			p.State, p.Outcome = adapters.PromptDecided, "Allowed by "+alice
-			err = s.ad.UpdatePrompt(ctx, pref, p)
-		}
-		if err == nil {
-			err = s.ad.SetStatus(ctx, th, "")
-		}
-		if err != nil {
+		if err := memoryTurn(ctx, s, i); err != nil {
 			mu.Lock()
 			failed = err
 			mu.Unlock()
@@ -96,23 +60,7 @@ func TestMemoryFlatOver10000Threads(t *testing.T) {
 			t.Fatal(failed)
 		}
 	}
-	measure := func(n int) uint64 {
-		if !s.fs.WaitFor(wait, s.ad.Idle) {
-			t.Fatalf("after %d threads the edits never all landed", n)
-		}
-		s.fs.Forget()
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		t.Logf("after %5d threads: heap %6.1f MiB, %v", n, float64(ms.HeapAlloc)/(1<<20), s.ad.Retained())
-		for name, size := range s.ad.Retained() {
-			if size > capN+64 { // the editors keep what was sent within the last interval
-				t.Errorf("after %d threads the adapter's %s holds %d entries (bound %d)", n, name, size, capN)
-			}
-		}
-		return ms.HeapAlloc
-	}
+	measure := func(n int) uint64 { return measureMemory(t, s, n, capN) }
 	start := time.Now()
 	run(0, 1000)
 	at1k := measure(1000)
@@ -126,4 +74,66 @@ func TestMemoryFlatOver10000Threads(t *testing.T) {
 		t.Errorf("heap grew from %.1f MiB after 1,000 threads to %.1f MiB after 10,000", float64(at1k)/(1<<20), float64(at10k)/(1<<20))
 	}
 	s.noViolations()
+}
+
+// memoryTurn is one thread of TestMemoryFlatOver10000Threads: a mention, a
+// status, an answer streamed then final, every tenth thread a prompt
+// decided, and the status cleared. It returns the first error, if any, so
+// the workers can record it.
+func memoryTurn(ctx context.Context, s *solo, i int) error {
+	root := s.fs.Post(alice, general, "a thread")
+	th := adapters.ThreadRef{Platform: slack.Platform, Channel: general, Thread: root}
+	err := s.ad.Mention(ctx, general, root, alice)
+	if err == nil {
+		err = s.ad.SetStatus(ctx, th, "is thinking…")
+	}
+	var ref adapters.MessageRef
+	if err == nil {
+		ref, err = s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+	}
+	if err == nil {
+		err = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, whole", i), Final: true})
+	}
+	if i%10 != 0 { // a prompt in every tenth thread
+		if err == nil {
+			err = s.ad.SetStatus(ctx, th, "")
+		}
+		return err
+	}
+	p := adapters.Prompt{ID: fmt.Sprintf("p-%d", i), Kind: adapters.PromptApproval, Title: "Bash wants to run",
+		Tool: "Bash", Detail: "$ true", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
+	var pref adapters.MessageRef
+	if err == nil {
+		pref, err = s.ad.Ask(ctx, th, p)
+	}
+	if err == nil {
+		p.State, p.Outcome = adapters.PromptDecided, "Allowed by "+alice
+		err = s.ad.UpdatePrompt(ctx, pref, p)
+	}
+	if err == nil {
+		err = s.ad.SetStatus(ctx, th, "")
+	}
+	return err
+}
+
+// measureMemory waits for the adapter's edits to land, drops the fake's own
+// history so only the adapter is measured, checks that its maps are within
+// capN and returns the live heap after n threads.
+func measureMemory(t *testing.T, s *solo, n, capN int) uint64 {
+	t.Helper()
+	if !s.fs.WaitFor(wait, s.ad.Idle) {
+		t.Fatalf("after %d threads the edits never all landed", n)
+	}
+	s.fs.Forget()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	t.Logf("after %5d threads: heap %6.1f MiB, %v", n, float64(ms.HeapAlloc)/(1<<20), s.ad.Retained())
+	for name, size := range s.ad.Retained() {
+		if size > capN+64 { // the editors keep what was sent within the last interval
+			t.Errorf("after %d threads the adapter's %s holds %d entries (bound %d)", n, name, size, capN)
+		}
+	}
+	return ms.HeapAlloc
 }

@@ -14,19 +14,7 @@ import (
 // who may not use the bot, edits and other bots ignored, model output that
 // tries to ping, long tool output as a file.
 func TestSurface(t *testing.T) {
-	h := newHarness(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
-		if trs := req.ToolResults(); len(trs) > 0 {
-			return text("counted")
-		}
-		last := req.LastUserText()
-		switch {
-		case strings.HasSuffix(last, "ping everyone"):
-			return text("Hey <!channel> and <@" + bob + "> and @here, look!")
-		case strings.HasSuffix(last, "count"):
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": "seq 1 3000"})}}
-		}
-		return text("ok: " + last)
-	}, fakeslack.Options{}, nil)
+	h := newHarness(t, surfaceReply, fakeslack.Options{}, nil)
 
 	t.Run("model output cannot ping", func(t *testing.T) {
 		ts := h.fs.Post(alice, general, mention+"ping everyone")
@@ -115,4 +103,20 @@ func TestSurface(t *testing.T) {
 		}
 	})
 	h.noViolations()
+}
+
+// surfaceReply is TestSurface's Claude: it tries to ping when asked to, runs
+// a tool with long output for "count", and otherwise echoes the message.
+func surfaceReply(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+	if trs := req.ToolResults(); len(trs) > 0 {
+		return text("counted")
+	}
+	last := req.LastUserText()
+	switch {
+	case strings.HasSuffix(last, "ping everyone"):
+		return text("Hey <!channel> and <@" + bob + "> and @here, look!")
+	case strings.HasSuffix(last, "count"):
+		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": "seq 1 3000"})}}
+	}
+	return text("ok: " + last)
 }
