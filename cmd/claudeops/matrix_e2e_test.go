@@ -27,6 +27,67 @@ import (
 // login it makes is kept: a restart reuses the token and device (the crypto
 // state belongs to that device) and answers what was said while it was down.
 func TestMatrixFromEnvironment(t *testing.T) {
+	r := newMatrixEnvRun(t)
+	alice, botUser, db := r.alice, r.bot, r.db
+
+	cmd := r.start()
+	room := alice.CreateRoom(dendrite.RoomOptions{Name: "ops", Invite: []id.UserID{botUser.ID}})
+	if !alice.WaitFor(90*time.Second, func() bool { return alice.Membership(room, botUser.ID) == event.MembershipJoin }) {
+		t.Fatal("the bot did not join")
+	}
+	root := alice.SendText(room, "first words", botUser.ID, "")
+	r.reply(room, root, "heard: first words")
+	r.checkStatePrivate()
+	r.stop(cmd)
+	first := r.device()
+	if first == string(botUser.DeviceID) {
+		t.Fatal("the bot should have logged in a device of its own")
+	}
+	if _, err := os.Stat(strings.TrimSuffix(db, ".db") + ".matrix-crypto.db"); err != nil && matrixadapter.EncryptionSupported() {
+		t.Errorf("crypto state beside the database: %v", err)
+	}
+
+	alice.SendText(room, "said while down", "", root)
+	cmd = r.start()
+	r.reply(room, root, "said while down")
+	r.stop(cmd)
+	if again := r.device(); again != first {
+		t.Errorf("the restart logged in again: device %s, then %s", first, again)
+	}
+
+	// The login is revoked while the bot is down (a logout, a password
+	// change): it logs in again as a new device, signed with the recovery key.
+	revoke(t, r.srv.URL, botUser.ID, db)
+	alice.SendText(room, "after the logout", "", root)
+	cmd = r.start()
+	r.reply(room, root, "after the logout")
+	r.stop(cmd)
+	renewed := r.device()
+	if renewed == first {
+		t.Fatalf("still device %s after its login was revoked", first)
+	}
+	if !matrixadapter.EncryptionSupported() {
+		return
+	}
+	r.checkNewDeviceCrossSigned(first, renewed)
+}
+
+// matrixEnvRun is the harness TestMatrixFromEnvironment restarts the bot
+// in: one homeserver, one state directory and one environment for every run,
+// so that what a run leaves behind is what the next one finds.
+type matrixEnvRun struct {
+	t     *testing.T
+	srv   *dendrite.Server
+	bot   *dendrite.User
+	alice *dendrite.Client
+	// state is the state directory; db and recoveryKey are files in it.
+	state, db, recoveryKey string
+	env                    []string
+}
+
+// newMatrixEnvRun starts the homeserver and the fake API and prepares the
+// state directory as an earlier, careless run left it.
+func newMatrixEnvRun(t *testing.T) *matrixEnvRun {
 	bin := testcli.Bin(t)
 	srv := dendrite.Start(t)
 	botUser := srv.Register(t, "claude")
@@ -58,67 +119,78 @@ func TestMatrixFromEnvironment(t *testing.T) {
 		"CLAUDEOPS_TEST_RUN_MAIN=1",
 	}
 	env = append(env, testrunner.Env(t, t.TempDir())...)
-	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = env
-		cmd.Stdin = nil
-		cmd.Stderr = &testLog{t: t}
-		var err error
-		withUmask(0, func() { err = cmd.Start() }) // nothing may rely on the umask
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		return cmd
-	}
-	stop := func(cmd *exec.Cmd) {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("claudeops exited with %v after SIGTERM", err)
-			}
-		case <-time.After(90 * time.Second):
-			t.Fatal("claudeops did not stop after SIGTERM")
-		}
-	}
-	reply := func(room id.RoomID, root id.EventID, want string) {
-		t.Helper()
-		if !alice.WaitFor(90*time.Second, func() bool {
-			for _, m := range alice.Thread(room, root) {
-				if m.Sender == botUser.ID && strings.Contains(m.Body, want) {
-					return true
-				}
-			}
-			return false
-		}) {
-			t.Fatalf("no reply %q in the thread: %+v", want, alice.Thread(room, root))
-		}
-	}
-	device := func() string {
-		st, err := store.Open(context.Background(), db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer st.Close()
-		a, ok, err := st.ChatAccount(context.Background(), "matrix", botUser.ID.String())
-		if err != nil || !ok || a.AccessToken == "" || a.DeviceID == "" {
-			t.Fatalf("login not kept: %+v %v %v", a, ok, err)
-		}
-		return a.DeviceID
-	}
+	return &matrixEnvRun{t: t, srv: srv, bot: botUser, alice: alice,
+		state: state, db: db, recoveryKey: recoveryKey, env: env}
+}
 
-	cmd := start()
-	room := alice.CreateRoom(dendrite.RoomOptions{Name: "ops", Invite: []id.UserID{botUser.ID}})
-	if !alice.WaitFor(90*time.Second, func() bool { return alice.Membership(room, botUser.ID) == event.MembershipJoin }) {
-		t.Fatal("the bot did not join")
+// start runs the bot once more, with the same environment and state.
+func (r *matrixEnvRun) start() *exec.Cmd {
+	t := r.t
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = r.env
+	cmd.Stdin = nil
+	cmd.Stderr = &testLog{t: t}
+	var err error
+	withUmask(0, func() { err = cmd.Start() }) // nothing may rely on the umask
+	if err != nil {
+		t.Fatal(err)
 	}
-	root := alice.SendText(room, "first words", botUser.ID, "")
-	reply(room, root, "heard: first words")
-	// While it runs, every file of its state, the SQLite side files of both
-	// databases included, is the bot's user's alone.
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return cmd
+}
+
+// stop ends a run the way a service manager does, and wants a clean exit.
+func (r *matrixEnvRun) stop(cmd *exec.Cmd) {
+	t := r.t
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("claudeops exited with %v after SIGTERM", err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("claudeops did not stop after SIGTERM")
+	}
+}
+
+// reply waits for the bot to say want in the thread of root.
+func (r *matrixEnvRun) reply(room id.RoomID, root id.EventID, want string) {
+	t, alice, botUser := r.t, r.alice, r.bot
+	t.Helper()
+	if !alice.WaitFor(90*time.Second, func() bool {
+		for _, m := range alice.Thread(room, root) {
+			if m.Sender == botUser.ID && strings.Contains(m.Body, want) {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatalf("no reply %q in the thread: %+v", want, alice.Thread(room, root))
+	}
+}
+
+// device reads the login the bot stored, which must be complete, and
+// returns its device.
+func (r *matrixEnvRun) device() string {
+	t := r.t
+	st, err := store.Open(context.Background(), r.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	a, ok, err := st.ChatAccount(context.Background(), "matrix", r.bot.ID.String())
+	if err != nil || !ok || a.AccessToken == "" || a.DeviceID == "" {
+		t.Fatalf("login not kept: %+v %v %v", a, ok, err)
+	}
+	return a.DeviceID
+}
+
+// checkStatePrivate runs while the bot does: every file of its state, the
+// SQLite side files of both databases included, is the bot's user's alone.
+func (r *matrixEnvRun) checkStatePrivate() {
+	t, db, recoveryKey := r.t, r.db, r.recoveryKey
 	crypto := strings.TrimSuffix(db, ".db") + ".matrix-crypto.db"
 	private := []string{db, db + "-wal", db + "-shm"}
 	if matrixadapter.EncryptionSupported() {
@@ -127,45 +199,21 @@ func TestMatrixFromEnvironment(t *testing.T) {
 	for _, f := range private {
 		wantMode(t, f, 0o600)
 	}
-	wantMode(t, state, 0o700)
+	wantMode(t, r.state, 0o700)
 	if k, err := os.ReadFile(recoveryKey); matrixadapter.EncryptionSupported() && (err != nil || string(k) == "stale") {
 		t.Errorf("the recovery key was not written: %q %v", k, err)
 	}
-	stop(cmd)
-	first := device()
-	if first == string(botUser.DeviceID) {
-		t.Fatal("the bot should have logged in a device of its own")
-	}
-	if _, err := os.Stat(strings.TrimSuffix(db, ".db") + ".matrix-crypto.db"); err != nil && matrixadapter.EncryptionSupported() {
-		t.Errorf("crypto state beside the database: %v", err)
-	}
+}
 
-	alice.SendText(room, "said while down", "", root)
-	cmd = start()
-	reply(room, root, "said while down")
-	stop(cmd)
-	if again := device(); again != first {
-		t.Errorf("the restart logged in again: device %s, then %s", first, again)
-	}
-
-	// The login is revoked while the bot is down (a logout, a password
-	// change): it logs in again as a new device, signed with the recovery key.
-	revoke(t, srv.URL, botUser.ID, db)
-	alice.SendText(room, "after the logout", "", root)
-	cmd = start()
-	reply(room, root, "after the logout")
-	stop(cmd)
-	renewed := device()
-	if renewed == first {
-		t.Fatalf("still device %s after its login was revoked", first)
-	}
-	if !matrixadapter.EncryptionSupported() {
-		return
-	}
-	if _, err := os.Stat(strings.TrimSuffix(db, ".db") + ".matrix-crypto.retired-" + first + ".db"); err != nil {
+// checkNewDeviceCrossSigned wants, after a revoked login, the first
+// device's crypto state kept aside and the renewed device signed with the
+// recovery key, as another user's client sees it.
+func (r *matrixEnvRun) checkNewDeviceCrossSigned(first, renewed string) {
+	t, botUser := r.t, r.bot
+	if _, err := os.Stat(strings.TrimSuffix(r.db, ".db") + ".matrix-crypto.retired-" + first + ".db"); err != nil {
 		t.Errorf("the old device's crypto state was not kept aside: %v", err)
 	}
-	keys, err := alice.Matrix.QueryKeys(context.Background(), &mautrix.ReqQueryKeys{DeviceKeys: mautrix.DeviceKeysRequest{botUser.ID: {id.DeviceID(renewed)}}})
+	keys, err := r.alice.Matrix.QueryKeys(context.Background(), &mautrix.ReqQueryKeys{DeviceKeys: mautrix.DeviceKeysRequest{botUser.ID: {id.DeviceID(renewed)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
