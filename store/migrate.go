@@ -266,4 +266,26 @@ CREATE TABLE sync_cursors (
 	PRIMARY KEY (platform, account)
 );
 `),
+	// The processes of live sessions, so that the next start can end what
+	// a bot that died left running (a row per process the bot started,
+	// deleted when it ends); and turns a restart cut off, owing their
+	// thread a notice until it is posted.
+	sqlMigration("session processes and interrupted turns", `
+CREATE TABLE session_processes (
+	id           INTEGER PRIMARY KEY,
+	thread_key   TEXT NOT NULL DEFAULT '',
+	name         TEXT NOT NULL DEFAULT '',
+	pgid         INTEGER NOT NULL,
+	pid          INTEGER NOT NULL,
+	start_ticks  INTEGER NOT NULL,
+	keeper_pid   INTEGER NOT NULL DEFAULT 0,
+	keeper_ticks INTEGER NOT NULL DEFAULT 0,
+	boot_id      TEXT NOT NULL DEFAULT '',
+	started_at   INTEGER
+);
+
+ALTER TABLE turns ADD COLUMN notice_owed INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX turns_notice_owed ON turns (thread_key) WHERE notice_owed = 1;
+CREATE INDEX turns_running ON turns (id) WHERE ended_at IS NULL;
+`),
 }

@@ -94,22 +94,68 @@ func (s *Store) GetTurn(ctx context.Context, id int64) (t Turn, ok bool, err err
 	return t, ok, nil
 }
 
-// Usage sums finished turns.
+// TurnInterrupted is the ResultSubtype of a turn a restart of the bot cut
+// off: it had no result, so its usage and cost are unknown (zero).
+const TurnInterrupted = "interrupted"
+
+// CloseRunningTurns ends every turn that has no end recorded as
+// interrupted at at, each owing its thread a notice (TurnsOwingNotice).
+// Called at start, before any turn runs: a turn still running then is one
+// the previous run never finished. It returns how many it closed.
+func (s *Store) CloseRunningTurns(ctx context.Context, at time.Time) (int64, error) {
+	res, err := s.write.ExecContext(ctx, `
+UPDATE turns SET ended_at = ?, result_subtype = ?, is_error = 1, notice_owed = 1
+WHERE ended_at IS NULL`, nullTime(at), TurnInterrupted)
+	if err != nil {
+		return 0, fmt.Errorf("close running turns as interrupted: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("close running turns as interrupted: %w", err)
+	}
+	return n, nil
+}
+
+// TurnsOwingNotice returns the interrupted turns whose thread has not been
+// told yet, by thread, oldest first.
+func (s *Store) TurnsOwingNotice(ctx context.Context) ([]Turn, error) {
+	ts, err := queryAll(ctx, s.read, scanTurn,
+		`SELECT `+turnColumns+` FROM turns WHERE notice_owed = 1 ORDER BY thread_key, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list interrupted turns owing a notice: %w", err)
+	}
+	return ts, nil
+}
+
+// NoticeGiven records that the thread was told about its interrupted
+// turns up to and including turn upTo: they owe nothing any more.
+func (s *Store) NoticeGiven(ctx context.Context, threadKey string, upTo int64) error {
+	if _, err := s.write.ExecContext(ctx, `
+UPDATE turns SET notice_owed = 0 WHERE thread_key = ? AND notice_owed = 1 AND id <= ?`, threadKey, upTo); err != nil {
+		return fmt.Errorf("record the interrupted-turn notice of thread %s: %w", threadKey, err)
+	}
+	return nil
+}
+
+// Usage sums finished turns. Interrupted counts those of them a restart
+// cut off (TurnInterrupted): they are in Turns, but their cost is not in
+// CostUSD, as nobody reported it.
 type Usage struct {
 	Turns                     int
+	Interrupted               int
 	CostUSD                   float64
 	InputTokens, OutputTokens int64
 	DurationMS                int64
 }
 
-const usageSelect = `SELECT count(*), COALESCE(sum(cost_usd), 0),
+const usageSelect = `SELECT count(*), COALESCE(sum(result_subtype = '` + TurnInterrupted + `'), 0), COALESCE(sum(cost_usd), 0),
 	COALESCE(sum(input_tokens), 0), COALESCE(sum(output_tokens), 0), COALESCE(sum(duration_ms), 0)
 FROM turns `
 
 func (s *Store) usage(ctx context.Context, where string, args ...any) (Usage, error) {
 	var u Usage
 	err := s.read.QueryRowContext(ctx, usageSelect+where, args...).
-		Scan(&u.Turns, &u.CostUSD, &u.InputTokens, &u.OutputTokens, &u.DurationMS)
+		Scan(&u.Turns, &u.Interrupted, &u.CostUSD, &u.InputTokens, &u.OutputTokens, &u.DurationMS)
 	return u, err
 }
 

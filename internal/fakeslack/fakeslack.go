@@ -10,7 +10,11 @@
 //	sm := socketmode.New(api)
 //
 // and drive it as the people in the workspace would: Post, Reply, DM,
-// EditMessage, DeleteMessage, React, Click, Select, Check, Slash. Inspect what
+// EditMessage, DeleteMessage, React, Click, Select, Check, Slash (and other
+// apps: BotPost). An app that is away misses what Slack gives up on
+// (GiveUp, Options.GiveUpAfter; SetOffline keeps its socket out) and reads
+// it back with conversations.history and conversations.replies (history.go);
+// Redeliver is Slack's late retry of an event. Inspect what
 // they see with Thread, Messages, Ephemerals, Status and what the app did with
 // Calls, Envelopes and Violations (payloads Slack would reject, calls made
 // inside a Retry-After window, late or missing acks, posts with link
@@ -120,6 +124,18 @@ type Options struct {
 	// itself if the client hasn't after this long. Default 10s.
 	DisconnectGrace time.Duration
 
+	// GiveUpAfter is how long an events_api event that finds no socket
+	// open is held for one: Slack retries an undelivered event
+	// (immediately, after 1 and 5 minutes) and then drops it, so an app
+	// that was away longer never receives it; the message stays in the
+	// workspace (conversations.history/replies). Default 6m. GiveUp drops
+	// the waiting events at once.
+	GiveUpAfter time.Duration
+
+	// Clock is the time message ts are made from (default time.Now): a
+	// test moves it to post messages that are hours old.
+	Clock func() time.Time
+
 	// NoBotEcho stops the echo of the bot's own posts/edits/deletes as message
 	// events (Slack sends them when message.* events are subscribed).
 	NoBotEcho bool
@@ -177,6 +193,10 @@ func (o *Options) setDefaults() {
 	durDef(&o.PingInterval, 5*time.Second)
 	durDef(&o.DisconnectGrace, 10*time.Second)
 	durDef(&o.HTTPTimeout, 3*time.Second)
+	durDef(&o.GiveUpAfter, 6*time.Minute)
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
 }
 
 // Server is a running fake Slack workspace.
@@ -216,6 +236,7 @@ type Server struct {
 	holds      map[string]*Hold
 
 	tickets   map[string]time.Time
+	offline   bool // SetOffline: no socket can connect
 	conns     []*wsConn
 	connSeq   int
 	rr        int

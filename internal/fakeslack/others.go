@@ -2,7 +2,6 @@ package fakeslack
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -203,108 +202,6 @@ func (s *Server) wireChannel(ch *channelState) map[string]any {
 		"topic":   map[string]any{"value": "", "creator": "", "last_set": 0},
 		"purpose": map[string]any{"value": "", "creator": "", "last_set": 0},
 	}
-}
-
-func pageArgs(p params, def int) (offset, limit int) {
-	limit = def
-	if l, err := strconv.Atoi(p.str("limit")); err == nil && l > 0 {
-		limit = min(l, 1000)
-	}
-	if c := p.str("cursor"); strings.HasPrefix(c, "offset:") {
-		offset, _ = strconv.Atoi(strings.TrimPrefix(c, "offset:"))
-	}
-	return offset, limit
-}
-
-func inRange(ts string, p params) bool {
-	incl := p.boolean("inclusive")
-	if o := p.str("oldest"); o != "" && (ts < o || (!incl && ts == o)) {
-		return false
-	}
-	if l := p.str("latest"); l != "" && (ts > l || (!incl && ts == l)) {
-		return false
-	}
-	return true
-}
-
-func (s *Server) apiConversationsReplies(p params) result {
-	ch, code := s.readChannelLocked(p.str("channel"))
-	if code != "" {
-		return errRes(code)
-	}
-	if ch.NotMember {
-		return errRes("not_in_channel")
-	}
-	ts := p.str("ts")
-	if ts == "" {
-		return errMsgs("invalid_arguments", "[ERROR] missing required field: ts")
-	}
-	parentTS := ts
-	if m := ch.msgs[ts]; m != nil && m.threadTS != "" {
-		parentTS = m.threadTS
-	}
-	parent := ch.msgs[parentTS]
-	replies := ch.replies(parentTS)
-	if parent == nil || (parent.deleted && len(replies) == 0) {
-		return errRes("thread_not_found")
-	}
-	var all []map[string]any
-	if parent.deleted {
-		all = append(all, map[string]any{
-			"type": "message", "subtype": "tombstone", "text": "This message was deleted.", "user": "USLACKBOT",
-			"hidden": true, "ts": parent.ts, "thread_ts": parent.ts, "reply_count": len(replies),
-		})
-	} else {
-		all = append(all, s.wireLocked(ch, parent))
-	}
-	for _, r := range replies {
-		if inRange(r.ts, p) {
-			all = append(all, s.wireLocked(ch, r))
-		}
-	}
-	offset, limit := pageArgs(p, 1000)
-	return page(all, offset, limit)
-}
-
-func page(all []map[string]any, offset, limit int) result {
-	if offset > len(all) {
-		offset = len(all)
-	}
-	end := min(offset+limit, len(all))
-	next := ""
-	if end < len(all) {
-		next = "offset:" + itoa(end)
-	}
-	msgs := all[offset:end]
-	if msgs == nil {
-		msgs = []map[string]any{}
-	}
-	return okRes(map[string]any{
-		"messages": msgs, "has_more": next != "",
-		"response_metadata": map[string]any{"next_cursor": next},
-	})
-}
-
-func (s *Server) apiConversationsHistory(p params) result {
-	ch, code := s.readChannelLocked(p.str("channel"))
-	if code != "" {
-		return errRes(code)
-	}
-	if ch.NotMember {
-		return errRes("not_in_channel")
-	}
-	var all []map[string]any
-	for i := len(ch.order) - 1; i >= 0; i-- {
-		m := ch.msgs[ch.order[i]]
-		if m.deleted || (m.threadTS != "" && m.threadTS != m.ts && m.subtype != "thread_broadcast") || !inRange(m.ts, p) {
-			continue
-		}
-		all = append(all, s.wireLocked(ch, m))
-	}
-	offset, limit := pageArgs(p, 100)
-	r := page(all, offset, limit)
-	r.body["pin_count"] = 0
-	return r
 }
 
 func (s *Server) apiConversationsOpen(p params) result {

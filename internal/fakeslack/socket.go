@@ -33,6 +33,10 @@ type Envelope struct {
 	AckedAt      time.Time
 	AckPayload   json.RawMessage // the ack's "payload" (slash commands), or the HTTP answer's body
 	Status       int             // HTTP mode: the answer's status (0 if none)
+	// GivenUp: the event waited for a socket longer than GiveUpAfter (or
+	// GiveUp was called) and was dropped undelivered, as Slack does after
+	// its retries.
+	GivenUp bool
 }
 
 type envelope struct {
@@ -43,6 +47,7 @@ type envelope struct {
 	resp    *responseURL      // where a slash command's ack payload goes
 	what    string            // for violation messages
 	raw     bool              // Deliver: no ack tracking beyond recording
+	queued  time.Time         // when it first waited for a socket
 }
 
 // Envelopes returns every delivery so far, in order.
@@ -108,6 +113,9 @@ type envelopeFrame struct {
 func (s *Server) sendEnvelopeLocked(e *envelope) {
 	c := s.pickConnLocked()
 	if c == nil {
+		if e.queued.IsZero() {
+			e.queued = time.Now()
+		}
 		s.pending = append(s.pending, e)
 		return
 	}
@@ -255,10 +263,14 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	if !valid {
 		s.violateLocked("WebSocket connect with an unknown or already used ticket %q (apps.connections.open URLs are single-use)", ticket)
 	}
-	closed := s.closed
+	closed, offline := s.closed, s.offline
 	s.mu.Unlock()
 	if !valid || closed {
 		http.Error(w, "invalid ticket", http.StatusUnauthorized)
+		return
+	}
+	if offline {
+		http.Error(w, "socket mode is unavailable", http.StatusServiceUnavailable)
 		return
 	}
 	ws, err := upgrader.Upgrade(w, r, nil)
@@ -294,6 +306,10 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	pending := s.pending
 	s.pending = nil
 	for _, e := range pending {
+		if e.Type == "events_api" && time.Since(e.queued) > s.Opts.GiveUpAfter {
+			s.giveUpLocked(e)
+			continue
+		}
 		s.sendEnvelopeLocked(e)
 	}
 	s.logf("socket %d connected (%d open)", c.id, len(s.conns))

@@ -14,7 +14,7 @@ import (
 // newTS hands out a message ts: "<unix seconds>.<6 digits>", strictly
 // increasing. s.mu must be held.
 func (s *Server) newTS() string {
-	now := time.Now()
+	now := s.Opts.Clock()
 	sec, usec := now.Unix(), int64(now.Nanosecond()/1000)
 	if sec < s.lastSec || (sec == s.lastSec && usec <= s.lastUsec) {
 		sec, usec = s.lastSec, s.lastUsec+1
