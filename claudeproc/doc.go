@@ -9,7 +9,9 @@
 // (Process) only needs the CLI's stdin, stdout and stderr. A runner starts
 // the CLI with those three pipes, names it in logs, signals everything the
 // session started and reaps it. Local runs it as a child process of the
-// bot, as the bot's user, in its own process group (the default); other
+// bot, as the bot's user, in a session of its own (the default), and makes
+// sure that neither it nor anything it started outlives the bot (spawn.go,
+// keeper.go, tree.go; leftover.go ends what a crashed run left); other
 // runners put it in a sandbox, a container, or a pod, and must keep the
 // session's working directory at the same path, so that what Claude names
 // there is what the bot sees, and keep the bot's state and secrets out.

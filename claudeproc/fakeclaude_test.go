@@ -81,6 +81,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(runFakeClaude(mode))
 	}
+	if mode := os.Getenv(fakeBotEnv); mode != "" {
+		os.Exit(runFakeBot(mode)) // supervise_test.go
+	}
 	// Report exec.Cmds that were started and never waited for. Set here,
 	// before any test, so it affects only this test binary.
 	godebug := os.Getenv("GODEBUG")

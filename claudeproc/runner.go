@@ -2,12 +2,15 @@ package claudeproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // A Runner decides where a session's `claude` runs: a process of the bot's
@@ -66,10 +69,22 @@ type ExitStatus struct {
 }
 
 // Local runs the CLI as a child process of the bot, as the bot's user, in
-// its own process group. Wrap, when set, rewrites the command line (a
-// sandbox runner puts `bwrap … --` in front).
+// a session and process group of its own. Wrap, when set, rewrites the
+// command line (a sandbox runner puts `bwrap … --` in front).
+//
+// Nothing of a session outlives the bot. The CLI's parent-death signal
+// (spawn.go) is SIGSTOP, not SIGKILL: a killed CLI's tools would be
+// reparented to init at once, out of reach (the real CLI starts each Bash
+// command in a session of its own, which no group signal reaches), while a
+// stopped one does nothing more and keeps them as its children. The
+// session's keeper (keeper.go) then kills the whole tree. Should the keeper
+// be gone too, what the group was is on the handle (Grouped), for the bot
+// to record and end at its next start.
 type Local struct {
 	Wrap func(bin string, args []string, spec Spec) (string, []string, error)
+	// noKeeper: the session needs no keeper (bwrap's PID namespace ends
+	// with bwrap).
+	noKeeper bool
 }
 
 // Start implements Runner.
@@ -89,19 +104,59 @@ func (l Local) Start(_ context.Context, spec Spec) (Handle, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
-	// Own process group: shutdown signals reach the CLI's tools too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+	// Its own session: no controlling terminal to push input into, and a
+	// process group of its own, so that signals reach the tools it keeps
+	// in it. A session of its own also keeps the kernel from continuing
+	// it (SIGHUP, SIGCONT to a newly orphaned group) once stopped by the
+	// parent-death signal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGSTOP}
+	h := &localHandle{cmd: cmd}
+	onSpawnThread(func() { err = h.start(bin, !l.noKeeper) })
+	if err != nil {
+		return nil, err
 	}
-	return &localHandle{cmd: cmd}, nil
+	return h, nil
 }
 
 type localHandle struct {
 	cmd    *exec.Cmd
+	keeper *keeper // nil when the runner needs none
+	group  Group
+	known  bool // group was identified
+
 	mu     sync.Mutex
 	reaped bool // the pid (our group's id) may be reused once reaped
 }
+
+// start starts the CLI, identifies it (it is ours and not reaped, so its
+// /proc entry is there even if it has exited already) and its keeper.
+func (h *localHandle) start(bin string, withKeeper bool) error {
+	if err := h.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+	pid := h.cmd.Process.Pid
+	leader, err := Identify(pid)
+	h.group, h.known = Group{ID: pid, Leader: leader}, err == nil
+	if !withKeeper {
+		return nil
+	}
+	if err == nil {
+		h.keeper, err = startKeeper(leader)
+	}
+	if err != nil {
+		// A session the bot could not hold is not started.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = h.cmd.Wait()
+		return err
+	}
+	if h.group.Keeper, err = Identify(h.keeper.pid()); err != nil {
+		h.known = false
+	}
+	return nil
+}
+
+// Group implements Grouped.
+func (h *localHandle) Group() (Group, bool) { return h.group, h.known }
 
 func (h *localHandle) Name() string { return "pid " + strconv.Itoa(h.cmd.Process.Pid) }
 
@@ -109,13 +164,26 @@ func (h *localHandle) Name() string { return "pid " + strconv.Itoa(h.cmd.Process
 func (h *localHandle) Pid() int { return h.cmd.Process.Pid }
 
 func (h *localHandle) Wait() (ExitStatus, error) {
-	err := h.cmd.Wait()
-	// Whatever is left in the group (a tool the CLI started) goes too,
-	// before the group id is given up.
-	_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	pid := h.cmd.Process.Pid
+	// Wait for the exit without reaping: until the CLI is reaped its pid,
+	// and so the group's id, cannot name anyone else's, so the group kill
+	// below reaches only what is left of the session.
+	werr := waitExited(pid)
 	h.mu.Lock()
+	// Whatever is left in the group (a tool the CLI started) goes too,
+	// before the group id is given up; the keeper has nothing to do.
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	if h.keeper != nil {
+		h.keeper.kill()
+	}
+	err := h.cmd.Wait()
 	h.reaped = true
 	h.mu.Unlock()
+	if h.keeper != nil {
+		if kerr := h.keeper.wait(); kerr != nil && err == nil {
+			err = fmt.Errorf("reap the session's keeper: %w", kerr)
+		}
+	}
 	st := ExitStatus{Code: h.cmd.ProcessState.ExitCode()}
 	if ws, ok := h.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		st.Signal = ws.Signal()
@@ -123,16 +191,36 @@ func (h *localHandle) Wait() (ExitStatus, error) {
 	if _, ok := err.(*exec.ExitError); ok {
 		err = nil
 	}
+	if err == nil && werr != nil {
+		err = werr
+	}
 	return st, err
 }
 
+// Signal sends sig to the CLI, its process group and every process under
+// it (signalSession).
 func (h *localHandle) Signal(sig syscall.Signal) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.reaped {
 		return nil
 	}
-	return syscall.Kill(-h.cmd.Process.Pid, sig)
+	return signalSession(h.cmd.Process.Pid, sig)
+}
+
+// waitExited blocks until the child pid has exited, leaving it to be
+// reaped (waitid with WNOWAIT).
+func waitExited(pid int) error {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			if err != nil {
+				return fmt.Errorf("wait for pid %d: %w", pid, err)
+			}
+			return nil
+		}
+	}
 }
 
 func closeFiles(fs ...*os.File) {

@@ -48,9 +48,12 @@ type Sandbox struct {
 func (s Sandbox) Start(ctx context.Context, spec Spec) (Handle, error) {
 	home := s.home(spec.Session)
 	spec.Env = sandboxEnv(spec.Env, home)
+	// No keeper: the sandbox's PID namespace ends with bwrap, and bwrap
+	// with the bot (the parent-death signal, and --die-with-parent for
+	// what bwrap starts).
 	h, err := Local{Wrap: func(bin string, args []string, spec Spec) (string, []string, error) {
 		return s.wrap(bin, args, spec.Dir, home)
-	}}.Start(ctx, spec)
+	}, noKeeper: true}.Start(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -282,4 +285,12 @@ func (h sandboxHandle) Pid() int {
 		return l.Pid()
 	}
 	return 0
+}
+
+// Group implements Grouped: bwrap's group.
+func (h sandboxHandle) Group() (Group, bool) {
+	if g, ok := h.Handle.(Grouped); ok {
+		return g.Group()
+	}
+	return Group{}, false
 }
