@@ -27,7 +27,23 @@ const (
 	ToolFailed
 	// ToolDenied: the call was not allowed.
 	ToolDenied
+	// ToolWaiting: the call waits for a person's decision (an approval or
+	// an answer); it has not started, so no time runs on its line. It
+	// becomes ToolRunning when allowed, ToolDenied when not.
+	ToolWaiting
 )
+
+// Done: the call has ended (ran, failed or was denied); its line will not
+// change again.
+func (s ToolState) Done() bool { return s == ToolOK || s == ToolFailed || s == ToolDenied }
+
+// WaitingText is what a waiting tool's line says: who it waits for.
+func (t *Tool) WaitingText() string {
+	if t.Name == "AskUserQuestion" {
+		return "waiting for an answer"
+	}
+	return "waiting for approval"
+}
 
 // Tool is a tool activity line: "⚙ Bash `make test` 12s" → "✓ Bash `make test` 14s: ok".
 type Tool struct {

@@ -45,6 +45,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	p := w.desk.add(approvals.Request{
 		RequestID: cr.RequestID, ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(),
 		Starter: w.thread.StartedBy, Tool: c.ToolName, Input: c.Input, ToolUseID: c.ToolUseID, Question: question,
+		ExpiresAt: w.parkedDeadline(),
 	})
 	kind := "tool"
 	if question {
@@ -68,6 +69,9 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		shown.Input = w.view.toolInput(c.ToolUseID)
 	}
 	ps := w.desk.track(p, call, &shown, qs, w.thread.StartedBy)
+	// The call has not started: its line says what it waits for, with no
+	// running time, until someone decides.
+	w.view.toolWaiting(ctx, c.ToolUseID)
 	ref, err := w.ad.Ask(ctx, w.ref, ps.prompt)
 	if err != nil {
 		// Fail closed: nobody can decide what nobody could see whole.
@@ -78,6 +82,9 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	ps.ref = &ref
 	if err := w.store.SetApprovalPromptRef(ctx, p.ID, ref.String()); err != nil {
 		log.Error("store approval prompt ref", "err", err)
+	}
+	if w.parked() {
+		w.notifyCreator(ctx, ps, p)
 	}
 	w.updateIdle()
 }
@@ -179,6 +186,7 @@ func (w *worker) failPrompt(ctx context.Context, ps *promptState, why string) {
 	}
 	if p, ok := w.desk.cancel(ps.requestID); ok {
 		w.persistDecision(ctx, p.ID, store.Approval{State: string(approvals.StateCancelled), Reason: why, DecidedAt: w.now()})
+		w.view.toolDenied(ctx, p.ToolUseID, "Denied: "+why)
 	}
 	w.desk.forget(ps.id)
 	w.audit(ctx, "bot", "deny", ps.prompt.Tool, why, true)
@@ -284,6 +292,12 @@ func (w *worker) carryOut(ctx context.Context, dc decision) {
 	w.audit(ctx, by, string(d.Choice), p.Tool, shorten(string(p.Input), 500), true)
 	w.closePrompt(ctx, ps, adapters.PromptDecided, outcome)
 	w.desk.forget(ps.id)
+	// The tool line leaves its wait: it runs now, or it never will.
+	if d.Choice == approvals.ChoiceDeny || sendErr != nil {
+		w.view.toolDenied(ctx, p.ToolUseID, outcome)
+	} else {
+		w.view.toolAllowed(ctx, p.ToolUseID)
+	}
 }
 
 // saveAllowRule stores the rule a grant decision makes, and says what it
@@ -364,11 +378,16 @@ func (w *worker) cancelRequest(ctx context.Context, requestID, reason, outcome s
 		w.closePrompt(ctx, ps, adapters.PromptCancelled, outcome)
 	}
 	w.desk.forget(p.ID)
+	w.view.toolDenied(ctx, p.ToolUseID, outcome)
 }
 
 // onExpired: nobody decided in time. The tool is denied and the prompt
 // says it expired.
 func (w *worker) onExpired(ctx context.Context, p approvals.Pending) {
+	if w.parked() {
+		w.expiredParked(ctx, p)
+		return
+	}
 	if ps := w.desk.get(p.ID); ps != nil {
 		if err := w.sess.deny(ps.requestID, "Nobody approved this in time; it expired."); err != nil {
 			w.log.Debug("deny expired request", "err", err)
@@ -390,4 +409,5 @@ func (w *worker) settleExpired(ctx context.Context, p approvals.Pending, outcome
 		w.closePrompt(ctx, ps, adapters.PromptExpired, outcome)
 	}
 	w.desk.forget(p.ID)
+	w.view.toolDenied(ctx, p.ToolUseID, outcome)
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/outbox"
 	"github.com/claudeops/claudeops/approvals"
 	"github.com/claudeops/claudeops/bot/courier"
 	"github.com/claudeops/claudeops/claudeproc"
@@ -56,6 +57,9 @@ type Config struct {
 	// created. 0 takes the default (3 and 10); negative means no cap.
 	MaxThreadsPerUser   int
 	MaxSchedulesPerUser int
+
+	// Limits bound turns' time and spend (limits.go).
+	Limits Limits
 }
 
 func (c *Config) defaults() {
@@ -95,6 +99,7 @@ func (c *Config) defaults() {
 	if c.MaxSchedulesPerUser == 0 {
 		c.MaxSchedulesPerUser = 10
 	}
+	c.Limits.defaults()
 }
 
 // Bot routes chat events to one worker per thread. Create it with New, then
@@ -121,6 +126,10 @@ type Bot struct {
 	runCtx context.Context
 	cancel context.CancelFunc
 	idle   chan struct{} // signalled when a worker becomes idle
+	// refused remembers the messages whose sender was refused lately: one
+	// Slack mention comes as two events (message and app_mention), and the
+	// refusal is told and audited once.
+	refused *outbox.Registry[string, struct{}]
 }
 
 // New makes a bot over an open store. It does no I/O.
@@ -138,8 +147,15 @@ func New(cfg Config, st *store.Store) *Bot {
 		couriers: make(map[string]*courier.Courier),
 		workers:  make(map[adapters.ThreadKey]*worker),
 		idle:     make(chan struct{}, 1),
+		refused:  outbox.NewRegistry[string, struct{}](4096, time.Hour, cfg.Now),
 	}
 	b.runCtx, b.cancel = context.WithCancel(context.Background())
+	// Each session's process is recorded while it runs, for Recover.
+	inner := cfg.Runner
+	if inner == nil {
+		inner = claudeproc.Local{}
+	}
+	b.cfg.Runner = recordingRunner{inner: inner, store: st, log: b.log, now: b.now}
 	return b
 }
 
@@ -174,48 +190,6 @@ func (b *Bot) outbound(platform string) adapters.Adapter {
 	}
 	if a := b.adapters[platform]; a != nil {
 		return a
-	}
-	return nil
-}
-
-// Recover runs once at start, before events flow: approvals left pending by
-// a previous run can no longer be answered (their process is gone), so they
-// are marked expired and their prompts say so.
-func (b *Bot) Recover(ctx context.Context) error {
-	pend, err := b.store.PendingApprovals(ctx)
-	if err != nil {
-		return fmt.Errorf("recover pending approvals: %w", err)
-	}
-	for _, a := range pend {
-		next := a
-		next.State = string(approvals.StateExpired)
-		next.DecidedAt = b.now()
-		next.Reason = "the bot restarted"
-		ok, err := b.store.DecideApproval(ctx, a.ID, a.State, next)
-		if err != nil {
-			return fmt.Errorf("expire approval %s: %w", a.ID, err)
-		}
-		if !ok {
-			continue
-		}
-		b.log.Info("approval expired by restart", "approval", a.ID, "thread", a.ThreadKey, "tool", a.Tool)
-		const why = "Expired: the bot restarted before anyone decided."
-		ref, ok := adapters.ParseMessageRef(a.PromptRef)
-		ad := b.adapter(ref.Thread.Platform)
-		if ok && ad != nil {
-			p := promptFromApproval(a)
-			p.State = adapters.PromptExpired
-			p.Outcome = why
-			if err := ad.UpdatePrompt(ctx, ref, p); err != nil {
-				b.log.Warn("update expired prompt", "approval", a.ID, "err", err)
-			}
-			continue
-		}
-		// The bot died between showing the prompt and recording where: say
-		// it in the thread instead.
-		if t, ok := adapters.ThreadKey(a.ThreadKey).Ref(); ok && b.adapter(t.Platform) != nil {
-			b.notice(ctx, t, fmt.Sprintf("The approval %s for %s expired: the bot restarted before anyone decided.", a.ID, a.Tool), false)
-		}
 	}
 	return nil
 }
@@ -314,6 +288,12 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 	log := b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
 	if !b.allowed(ev.User.ID) {
 		if ev.Click != nil || ev.Message != nil && ev.Message.Mentioned {
+			if ev.Message != nil && ev.ID() != "" {
+				if _, told := b.refused.Get(ev.ID()); told {
+					return nil
+				}
+				b.refused.Put(ev.ID(), struct{}{})
+			}
 			log.Info("refused: user not allowed")
 			b.audit(ctx, ev.Thread, ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
 			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS.")

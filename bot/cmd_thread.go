@@ -37,9 +37,11 @@ func (w *worker) cmdStatus(ctx context.Context, _ adapters.Event, _ []string) {
 		"State: " + state,
 		"Model: " + model + " · Mode: " + mode,
 		fmt.Sprintf("Queued messages: %d · Open approvals: %d", len(w.queued), len(w.desk.pending())),
-		fmt.Sprintf("Cost so far: $%.4f over %d %s", u.CostUSD, u.Turns, plural(u.Turns, "turn", "turns")),
-		fmt.Sprintf("Live sessions: %d of %d · threads waiting: %d", w.slots.live(), w.cfg.MaxSessions, w.slots.queued()),
+		fmt.Sprintf("Cost so far: $%.4f over %s", u.CostUSD, turnsText(u)) + budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD),
 	}
+	lines = append(lines, w.channelBudgetLines(ctx)...)
+	lines = append(lines,
+		fmt.Sprintf("Live sessions: %d of %d · threads waiting: %d", w.slots.live(), w.cfg.MaxSessions, w.slots.queued()))
 	if w.thread.SessionID != "" {
 		lines = append(lines, "Session: "+w.thread.SessionID)
 	}
@@ -152,7 +154,7 @@ func (w *worker) cmdCost(ctx context.Context, _ adapters.Event, _ []string) {
 		w.reply(ctx, "Could not read usage: "+err.Error())
 		return
 	}
-	w.reply(ctx, fmt.Sprintf("This thread: $%.4f · %d %s · %d input / %d output tokens\nThis channel today (UTC): $%.4f · %d %s",
-		u.CostUSD, u.Turns, plural(u.Turns, "turn", "turns"), u.InputTokens, u.OutputTokens,
-		c.CostUSD, c.Turns, plural(c.Turns, "turn", "turns")))
+	w.reply(ctx, fmt.Sprintf("This thread: $%.4f · %s · %d input / %d output tokens%s\nThis channel today (UTC): $%.4f · %s%s%s",
+		u.CostUSD, turnsText(u), u.InputTokens, u.OutputTokens, budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD),
+		c.CostUSD, turnsText(c), budgetLine(w.cfg.Limits.ChannelDayUSD, c.CostUSD), runBudgetLine(w.cfg.Limits)))
 }

@@ -65,4 +65,15 @@
 //     is refused by `cwd` and again at every start of claude.
 //   - A message whose first word is a command word is a command and never
 //     reaches Claude; one that does not parse gets its usage back.
+//   - One session, one process: every local or sandboxed claude is recorded
+//     in the store while it runs (recover.go, leftovers.go), and at start,
+//     before any session resumes, Recover ends what a previous run left
+//     (only a process whose identity still matches), closes its unfinished
+//     turns as interrupted and tells each such thread once. Recover relies on
+//     the one-bot-per-database lock being taken before it runs.
+//   - A turn is bounded: by CLAUDEOPS_TURN_TIMEOUT of its own time (the clock
+//     stops while a prompt waits for a person, whose wait the approval timeout
+//     bounds; turnclock.go), and by the spend budgets (budget.go): a thread
+//     or channel over budget refuses the message before anything reaches
+//     Claude, and a running process carries --max-budget-usd of what is left.
 package bot

@@ -127,23 +127,39 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	t := w.view.ensureTurn()
 	w.view.flush(ctx, true)
 	cost := r.TurnCostUSD()
+	in, out := turnTokens(r)
 	if err := w.store.FinishTurn(ctx, store.Turn{
 		ID: t.storeID, ThreadKey: string(w.key), SessionID: r.SessionID, EndedAt: w.now(),
 		ResultSubtype: r.Subtype, IsError: r.IsError, CostUSD: cost,
-		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+		InputTokens: in, OutputTokens: out,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
 		DurationMS: r.DurationMS, NumTurns: r.NumTurns,
 	}); err != nil && t.storeID != 0 {
 		w.log.Error("store turn result", "err", err)
 	}
+	w.sess.used += cost
 	// The turn's own tools that never reported back (interrupted) end here;
 	// a background subagent's go on.
 	w.view.closeTools(ctx, true, "interrupted")
 	w.view.footer(ctx, r, cost)
 	w.view.end()
+	w.afterSpend(ctx, cost)
+	// stopped says why a limit stopped the turn ("" if none did).
+	stopped := w.clock.grace // told already: the CLI may still report the cut turn as over its budget
+	if stopped == "" && budgetExhausted(r) {
+		stopped = w.onBudgetResult(ctx, r)
+	}
 	if w.schedRun != nil {
-		w.finishRun(resultOutcome(r, cost))
+		out := resultOutcome(r, cost)
+		if stopped != "" {
+			out.err = errors.New("stopped: " + stopped)
+		}
+		w.finishRun(out)
 		// Free the slot now: a reply in this thread resumes the session.
+		w.stop("")
+	} else if budgetExhausted(r) {
+		// The process's cap is used up: it would refuse every turn. The
+		// next message (once a budget allows it) resumes with a new one.
 		w.stop("")
 	}
 	if !w.view.hasTools() {
@@ -196,7 +212,7 @@ func (w *worker) onExited(ctx context.Context, e *claudeproc.Exited) {
 // expiring its pending approvals. reason, when set, is told to the thread.
 func (w *worker) stop(reason string) {
 	ctx := context.Background()
-	if !w.sess.live() {
+	if !w.sess.live() || w.sess.closing {
 		return
 	}
 	if reason != "" {

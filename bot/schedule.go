@@ -45,6 +45,9 @@ func (b *Bot) scheduling() Scheduling {
 type scheduledRun struct {
 	schedule store.Schedule
 	slot     time.Time
+	// deadline is when the run's time is up (zero: no deadline); a parked
+	// request is denied by then at the latest.
+	deadline time.Time
 	done     chan runOutcome
 }
 
@@ -74,6 +77,7 @@ func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time
 		return store.ScheduleRun{}, fmt.Errorf("schedule %d: open thread: %w", s.ID, err)
 	}
 	run := &scheduledRun{schedule: s, slot: slot, done: make(chan runOutcome, 1)}
+	run.deadline, _ = ctx.Deadline()
 	if !b.toWorker(t.Key(), input{kind: inScheduled, ev: adapters.Event{Thread: t}, run: run}) {
 		return store.ScheduleRun{ThreadKey: string(t.Key())}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
 	}
@@ -119,8 +123,9 @@ func (w *worker) stopRun(ctx context.Context) {
 
 // resultOutcome is what the result r of a scheduled run's turn reports.
 func resultOutcome(r *claudeproc.Result, cost float64) runOutcome {
+	in, tokensOut := turnTokens(r)
 	out := runOutcome{res: store.ScheduleRun{SessionID: r.SessionID, Result: r.Result, CostUSD: cost,
-		InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, NumTurns: r.NumTurns}}
+		InputTokens: in, OutputTokens: tokensOut, NumTurns: r.NumTurns}}
 	if r.IsError {
 		msg := strings.Join(r.Errors, "; ")
 		if msg == "" {

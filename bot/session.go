@@ -59,11 +59,23 @@ type session struct {
 	start starter
 	// evict asks the worker to give the slot back (on its goroutine).
 	evict func()
+	// budget is the --max-budget-usd of a process starting now (budget.go).
+	budget func() (budgetCap, bool)
 
 	proc    process
 	events  <-chan claudeproc.Event
 	started bool          // this process printed system/init at least once
 	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
+	// cap is the process's --max-budget-usd (when capped); used is what
+	// its turns have reported spending since it started.
+	cap    budgetCap
+	capped bool
+	used   float64
+	// capTold: the thread was told this process's cap is spent.
+	capTold bool
+	// closing is set while close drains the process's last events: what
+	// they trigger must not close it again.
+	closing bool
 }
 
 func (s *session) live() bool { return s.proc != nil }
@@ -106,12 +118,21 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 	} else {
 		o.Resume = id
 	}
+	// The cap is taken once the slot is: what is left now.
+	var c budgetCap
+	var capped bool
+	if s.budget != nil {
+		if c, capped = s.budget(); capped {
+			o.ExtraArgs = append(o.ExtraArgs, capArgs(c)...)
+		}
+	}
 	p, err := s.start(life, o)
 	if err != nil {
 		s.slots.release(string(s.key))
 		return id, err
 	}
 	s.proc, s.events, s.started = p, p.Events(), false
+	s.cap, s.capped, s.used, s.capTold = c, capped, 0, false
 	s.log.Info("claude started", "session", id, "resume", o.Resume != "", "cwd", o.Dir)
 	return id, nil
 }
@@ -163,6 +184,8 @@ func (s *session) deny(requestID, msg string) error {
 // every event it printed before it ended (but its exit). The process is
 // still the session's while drain runs; ended forgets it.
 func (s *session) close(drain func(claudeproc.Event)) claudeproc.ExitInfo {
+	s.closing = true
+	defer func() { s.closing = false }()
 	cctx, cancel := context.WithTimeout(context.Background(), 4*s.cfg.StopGrace)
 	info := s.proc.Close(cctx)
 	cancel()

@@ -136,6 +136,30 @@ func (v *view) closeTools(ctx context.Context, mainOnly bool, why string) {
 	}
 }
 
+// toolWaiting shows that the tool call id waits for a person (an approval
+// or an answer): it has not started, so its line shows no running time
+// until it is allowed (toolAllowed) or not (toolDenied).
+func (v *view) toolWaiting(ctx context.Context, id string) {
+	tl := v.tools[id]
+	if tl == nil || tl.done || tl.tool.State == adapters.ToolWaiting {
+		return
+	}
+	tl.tool.State, tl.tool.Elapsed = adapters.ToolWaiting, 0
+	v.showTool(ctx, tl)
+}
+
+// toolAllowed: a person allowed the waiting call id; it runs from now, and
+// its time counts from now.
+func (v *view) toolAllowed(ctx context.Context, id string) {
+	tl := v.tools[id]
+	if tl == nil || tl.done || tl.tool.State != adapters.ToolWaiting {
+		return
+	}
+	tl.tool.State, tl.tool.Elapsed, tl.started = adapters.ToolRunning, 0, v.now()
+	v.showTool(ctx, tl)
+	v.startTicker()
+}
+
 func (v *view) toolDenied(ctx context.Context, id, why string) {
 	tl := v.tools[id]
 	if tl == nil || tl.done {
@@ -164,7 +188,7 @@ func (v *view) showTool(ctx context.Context, tl *toolLine) {
 	tl.shownAt = v.now()
 }
 
-// tick refreshes the elapsed time of running tools.
+// tick refreshes the elapsed time of running tools (not of waiting ones).
 func (v *view) tick(ctx context.Context) {
 	if v.turn == nil && len(v.tools) == 0 {
 		v.stopTicker()
@@ -172,8 +196,8 @@ func (v *view) tick(ctx context.Context) {
 	}
 	now := v.now()
 	for _, tl := range v.tools {
-		if tl.done || tl.ref == nil {
-			continue
+		if tl.done || tl.ref == nil || tl.tool.State == adapters.ToolWaiting {
+			continue // a waiting call has no running time to show
 		}
 		tl.tool.Elapsed = now.Sub(tl.started)
 		v.showTool(ctx, tl)

@@ -23,9 +23,9 @@ type view struct {
 	now func() time.Time
 
 	turn *turn
-	// tools are the lines of tools shown running, by tool_use id. They
-	// belong to the view, not the turn: a background subagent's tools
-	// outlive the turn that started it.
+	// tools are the lines of tools shown running or waiting for a
+	// decision, by tool_use id. They belong to the view, not the turn: a
+	// background subagent's tools outlive the turn that started it.
 	tools map[string]*toolLine
 	// toolInputs keeps what each running tool call asked, by tool_use id:
 	// some approval requests (ExitPlanMode) carry an empty input.
@@ -111,7 +111,7 @@ func (l *liveText) appendDelta(index int, s string) {
 // running: a turn is shown as running.
 func (v *view) running() bool { return v.turn != nil }
 
-// hasTools: some tool line is shown running.
+// hasTools: some tool line is shown running (or waiting for a decision).
 func (v *view) hasTools() bool { return len(v.tools) > 0 }
 
 // begin starts showing a turn that prompt started.

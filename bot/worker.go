@@ -22,6 +22,7 @@ const (
 	inScheduled                  // start a scheduled run in this thread
 	inStopRun                    // a scheduled run's time is up
 	inRules                      // the channel's deny rules changed
+	inBudget                     // another thread spent the channel's budget
 )
 
 type input struct {
@@ -64,6 +65,8 @@ type worker struct {
 	queued map[string]*queuedPrompt
 	// schedRun is the scheduled run this thread is doing, if any.
 	schedRun *scheduledRun
+	// clock times the running turn (CLAUDEOPS_TURN_TIMEOUT).
+	clock turnClock
 
 	idleTimer *time.Timer
 }
@@ -79,7 +82,8 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		desk:    newDesk(d),
 		queued:  make(map[string]*queuedPrompt),
 	}
-	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) }}
+	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) },
+		budget: func() (budgetCap, bool) { return w.processCap(context.Background()) }}
 	w.idle.Store(true)
 	return w
 }
@@ -129,6 +133,8 @@ func (w *worker) run(ctx context.Context) {
 			w.handleProc(work, ev)
 		case <-w.view.tickC:
 			w.view.tick(work)
+		case <-w.clock.C:
+			w.onTurnClock(work)
 		case <-idleC:
 			if w.sess.live() {
 				w.log.Info("idle session reaped", "after", w.cfg.IdleTimeout)
@@ -141,6 +147,7 @@ func (w *worker) run(ctx context.Context) {
 			}
 			w.resetIdle()
 		}
+		w.syncClock()
 		if w.quiet() {
 			w.resetIdle()
 		}
@@ -183,6 +190,8 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		w.startScheduled(ctx, in.run)
 	case inStopRun:
 		w.stopRun(ctx)
+	case inBudget:
+		w.onChannelOverBudget(ctx)
 	case inEvent:
 		if err := w.loadThread(ctx, in.ev.User); err != nil {
 			w.log.Error("load thread", "err", err)
@@ -253,11 +262,16 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		// The scheduler's own event (chat events always name a thread).
 		header = scheduleHeader(w.schedRun.schedule.ID, w.schedRun.schedule.CreatedBy)
 	}
+	// A spent budget refuses before anything is fetched or started.
+	if w.budgetGate(ctx, ev) {
+		return
+	}
 	msg := claudeproc.UserMessage{Text: header + "\n" + text, UUID: newUUID()}
 	if ev.Message != nil && len(ev.Message.Files) > 0 {
 		// Fetched only now: the sender is allowed, the thread is known.
 		msg = w.withFiles(ctx, msg, ev.Message.Files)
 	}
+	w.recap(ctx)
 	if err := w.ensureProcess(ctx); err != nil {
 		if w.life.Err() == nil {
 			w.log.Error("start claude", "err", err)

@@ -89,8 +89,9 @@ var renderCases = []struct {
 	run  func(s *screen)
 }{
 	{"streaming-text", func(s *screen) {
-		// Only whole lines are printed while text streams; the rest
-		// when it is final.
+		// What each edit adds is written at once and a line ends with
+		// its newline: with nothing cutting in, the transcript is the
+		// text's lines (stream_test.go has the bytes as they come).
 		ref := s.post(mainT, text("Hel"))
 		s.edit(ref, text("Hello"))
 		s.edit(ref, text("Hello, world.\nSecond li"))

@@ -42,7 +42,7 @@ func (a *Adapter) uploadInput(ctx context.Context, t adapters.ThreadRef, tool *a
 }
 
 func longOutput(tool *adapters.Tool) bool {
-	return tool.State != adapters.ToolRunning && utf8.RuneCountInString(tool.Output) > fileOutputRunes
+	return tool.State.Done() && utf8.RuneCountInString(tool.Output) > fileOutputRunes
 }
 
 // sendFile uploads data and posts it as an m.file in t's thread.

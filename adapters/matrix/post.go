@@ -235,7 +235,7 @@ func (a *Adapter) editTool(ctx context.Context, ref adapters.MessageRef, tool *a
 	}
 	tr.st.lines[tr.line] = toolLine(tool, tr.file)
 	text := strings.Join(tr.st.lines, "\n")
-	if tool.State != adapters.ToolRunning {
+	if tool.State.Done() {
 		a.toolRefs.Remove(ref.ID)
 	}
 	a.mu.Unlock()

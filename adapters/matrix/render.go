@@ -184,7 +184,7 @@ const (
 // 12s", with a longer input in a code block under it. file says whether
 // the whole input of a long one went up as a file.
 func toolLine(t *adapters.Tool, file bool) string {
-	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙️", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
+	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙️", adapters.ToolWaiting: "⏸️", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("  ", t.Depth) + mark + " **" + escapeMD(t.Name) + "**"
 	in := adapters.Visible(t.Input)
 	inline := in != "" && !strings.Contains(in, "\n") && utf8.RuneCountInString(in) <= inlineInputRunes
@@ -194,7 +194,10 @@ func toolLine(t *adapters.Tool, file bool) string {
 	if t.Elapsed > 0 {
 		s += " · " + adapters.FormatDuration(t.Elapsed)
 	}
-	if t.State != adapters.ToolRunning && t.Preview != "" {
+	switch {
+	case t.State == adapters.ToolWaiting:
+		s += " — " + t.WaitingText()
+	case t.State.Done() && t.Preview != "":
 		s += " — " + escapeMD(adapters.Cut(adapters.FirstLine(t.Preview), 160))
 	}
 	if in == "" || inline {

@@ -51,7 +51,7 @@ func retryable(err error) bool {
 
 // urgent: the message's final state (adapters.Adapter's Edit contract).
 func urgent(m adapters.Message) bool {
-	return m.Final || m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning
+	return m.Final || m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State.Done()
 }
 
 // Edit implements adapters.Adapter. It returns at once: the editor sends

@@ -26,6 +26,9 @@ var methodLimits = map[string]struct{ rate, burst float64 }{
 	"files.getUploadURLExternal":   {100.0 / 60, 10},
 	"files.completeUploadExternal": {100.0 / 60, 10},
 	"auth.test":                    {50.0 / 60, 5},
+	// Catch-up's reads (Tier 3).
+	"conversations.replies": {50.0 / 60, 5},
+	"conversations.history": {50.0 / 60, 5},
 }
 
 // limiter paces calls per method (and per channel for chat.postMessage)

@@ -102,7 +102,7 @@ func (a *Adapter) render(ctx context.Context, p *posted, m adapters.Message) err
 	if err := a.show(ctx, p, a.compose(m, p.input)); err != nil {
 		return err
 	}
-	if m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State != adapters.ToolRunning && !p.fileSent &&
+	if m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State.Done() && !p.fileSent &&
 		utf8.RuneCountInString(m.Tool.Output) > fileOutputRunes {
 		p.fileSent = true
 		a.uploadOutput(ctx, p, m.Tool)

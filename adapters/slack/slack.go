@@ -55,6 +55,16 @@ type Config struct {
 	// (default 1 MiB).
 	HTTPHeaderTimeout, HTTPBodyTimeout time.Duration
 	HTTPMaxBody                        int64
+	// CatchUp is how far back catch-up reaches (catchup.go): on each
+	// Socket Mode connect (at start in HTTP mode) the threads with a
+	// session active within it are read back for what the bot missed. 0
+	// turns it off; it also needs SetCatchUpState.
+	CatchUp time.Duration
+	// CatchUpMax bounds the messages one catch-up picks up per thread and
+	// per channel (default 50; a read looks at no more than 4× as many).
+	CatchUpMax int
+	// catchUpPage is the limit of each read (default 100; tests page).
+	catchUpPage int
 	// RateScale multiplies the per-method budgets (tests with a faster fake).
 	RateScale float64
 	// FileOrigins are where the bot token may be sent for a file's
@@ -107,6 +117,13 @@ type Adapter struct {
 	threads *outbox.Registry[string, *threadState]
 
 	streamOK int32 // 0 unknown, 1 works, -1 refused
+
+	// catchUpState and mayUse are what catch-up needs of the bot
+	// (SetCatchUpState); catchUps runs it (catchup.go).
+	catchUpState CatchUpState
+	mayUse       func(string) bool
+	catchUps     catchUps
+	seen         seenLive
 
 	replays replayGuard // signed HTTP requests already handled
 }
@@ -192,7 +209,9 @@ func (a *Adapter) Name() string { return Platform }
 
 // Run identifies the bot (auth.test), then receives events over Socket Mode
 // (when an app token is set) until ctx ends. HTTP deliveries are served by
-// HTTPHandler once Run has identified the bot.
+// HTTPHandler once Run has identified the bot. On each connect (at start in
+// HTTP mode) it catches up on what was posted while it was away
+// (catchup.go).
 func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
 	var auth *slack.AuthTestResponse
 	err := a.call(ctx, "auth.test", "", func(ctx context.Context) error {
@@ -209,7 +228,17 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 	a.readyOnce.Do(func() { close(a.ready) })
 	a.log.Info("slack: connected", "team", auth.TeamID, "bot_user", auth.UserID)
 
+	// A catch-up ends with Run, whichever way Run ends.
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		a.waitCatchUps()
+		a.saveSeen(ctx)
+	}()
 	if a.cfg.AppToken == "" {
+		// HTTP mode: Slack's retries of what it could not deliver while
+		// the bot was down have ended or come now; the rest is read back.
+		a.startCatchUp(ctx)
 		<-ctx.Done()
 		return nil
 	}
@@ -252,6 +281,9 @@ func (a *Adapter) onSocketEvent(ctx context.Context, sm *socketmode.Client, evt 
 	switch evt.Type {
 	case socketmode.EventTypeConnected:
 		a.log.Info("slack: socket connected")
+		// What was posted while no socket was open is read back; the
+		// events of this connection come after this one.
+		a.startCatchUp(ctx)
 	case socketmode.EventTypeDisconnect:
 		a.log.Info("slack: socket disconnected; reconnecting")
 	case socketmode.EventTypeEventsAPI:
@@ -290,58 +322,21 @@ func (a *Adapter) onEventsAPI(ctx context.Context, ev slackevents.EventsAPIEvent
 	if ev.Type != slackevents.CallbackEvent {
 		return nil
 	}
-	botUser, botID, team, deliver := a.identity()
-	if ev.TeamID != "" {
-		team = ev.TeamID
-	}
-	var (
-		user, text, channel, ts, threadTS, subtype, evBotID, channelType string
-		files                                                            []slack.File
-		mentioned                                                        bool
-	)
+	var in inbound
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
-		user, text, channel, ts, threadTS, evBotID = e.User, e.Text, e.Channel, e.TimeStamp, e.ThreadTimeStamp, e.BotID
-		mentioned = true
-		files = e.Files
+		in = inbound{user: e.User, text: e.Text, channel: e.Channel, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
+			botID: e.BotID, files: e.Files, appMention: true}
 	case *slackevents.MessageEvent:
-		user, text, channel, ts, threadTS, subtype, evBotID, channelType = e.User, e.Text, e.Channel, e.TimeStamp, e.ThreadTimeStamp, e.SubType, e.BotID, e.ChannelType
+		in = inbound{user: e.User, text: e.Text, channel: e.Channel, ts: e.TimeStamp, threadTS: e.ThreadTimeStamp,
+			subtype: e.SubType, botID: e.BotID, channelType: e.ChannelType}
 		if e.Message != nil {
-			files = e.Message.Files
-		}
-		switch subtype {
-		case "", "file_share", "thread_broadcast":
-		default:
-			return nil // edits, deletes, joins: not prompts
-		}
-		mentioned = channelType == "im" || strings.Contains(text, "<@"+botUser+">")
-		if !mentioned && threadTS == "" {
-			return nil // a channel message not for us
+			in.files = e.Message.Files
 		}
 	default:
 		return nil
 	}
-	if user == botUser || (evBotID != "" && (evBotID == botID || !a.cfg.AllowBots)) || user == "" {
-		return nil
-	}
-	root := threadTS
-	if root == "" {
-		root = ts
-	}
-	out := adapters.Event{
-		Thread: adapters.ThreadRef{Platform: Platform, Channel: channel, Thread: root},
-		User:   adapters.User{ID: user, Name: user},
-		Message: &adapters.Incoming{
-			ID:        team + "/" + channel + "/" + ts,
-			Text:      stripMention(text, botUser),
-			Mentioned: mentioned,
-			// Only described here: the bot fetches them once it has
-			// checked the sender (see files.go).
-			Files: a.attachments(files),
-		},
-	}
-	a.asker.Put(threadKey(channel, root), user)
-	return deliver(ctx, out)
+	return a.deliverInbound(ctx, in, ev.TeamID)
 }
 
 // stripMention removes the bot's mention and unescapes Slack's &amp; &lt; &gt;.

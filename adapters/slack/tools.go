@@ -46,7 +46,7 @@ func toolParts(t *adapters.Tool, input upload) []part {
 // toolLine: "⚙ *Bash* `make test` · 12s — ok"; the input is there only
 // when it is one short line.
 func toolLine(t *adapters.Tool) string {
-	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
+	mark := map[adapters.ToolState]string{adapters.ToolRunning: "⚙", adapters.ToolWaiting: "⏸", adapters.ToolOK: "✓", adapters.ToolFailed: "✗", adapters.ToolDenied: "⊘"}[t.State]
 	s := strings.Repeat("    ", t.Depth) + mark + " *" + slackmd.Text(t.Name) + "*"
 	if in := adapters.Visible(t.Input); inlineInput(in) {
 		s += " " + slackmd.InlineCode(in)
@@ -54,7 +54,10 @@ func toolLine(t *adapters.Tool) string {
 	if t.Elapsed > 0 {
 		s += " · " + adapters.FormatDuration(t.Elapsed)
 	}
-	if t.State != adapters.ToolRunning && t.Preview != "" {
+	switch {
+	case t.State == adapters.ToolWaiting:
+		s += " — " + t.WaitingText()
+	case t.State.Done() && t.Preview != "":
 		s += " — " + slackmd.Text(adapters.Cut(adapters.FirstLine(t.Preview), 200))
 	}
 	return adapters.Cut(s, contextTextRunes)
