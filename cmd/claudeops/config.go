@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -24,6 +22,7 @@ type config struct {
 	SlackAPIURL        string        `env:"SLACK_API_URL"`
 	SlackAllowBots     bool          `env:"CLAUDEOPS_SLACK_ALLOW_BOTS"`
 	SlackStreaming     bool          `env:"CLAUDEOPS_SLACK_STREAMING" envDefault:"false"`
+	SlackCatchUp       time.Duration `env:"CLAUDEOPS_CATCH_UP" envDefault:"24h"` // how far back Slack's catch-up reads (0: off)
 	MatrixHomeserver   string        `env:"MATRIX_HOMESERVER"`
 	MatrixUserID       string        `env:"MATRIX_USER_ID"`
 	MatrixAccessToken  string        `env:"MATRIX_ACCESS_TOKEN,unset"`
@@ -51,6 +50,8 @@ type config struct {
 	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
 	// Scheduler holds the CLAUDEOPS_SCHEDULE_* settings.
 	Scheduler scheduler.Config
+	// Limits holds the turn timeout and the spend budgets (limits.go).
+	Limits limitsConfig
 	// Runner holds the CLAUDEOPS_RUNNER* settings.
 	Runner runnerConfig
 	// SecretFiles holds what the <NAME>_FILE variables' files contain.
@@ -58,46 +59,54 @@ type config struct {
 	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
 	// that act as someone other than the operator.
 	ConsoleTestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
+	// ConsoleMaxLine is the longest console input line taken, in bytes
+	// (console.DefaultMaxLine); a longer one is refused, visibly.
+	ConsoleMaxLine int `env:"CLAUDEOPS_CONSOLE_MAX_LINE" envDefault:"1048576"`
+	// LogFile is where the log goes when the console shares one terminal
+	// with it (logging.go); "" is claudeops.log in the state directory.
+	LogFile string `env:"CLAUDEOPS_LOG_FILE"`
+	// raw is the environment it was parsed from: problems show values as
+	// the operator wrote them (never a secret's: problem.line).
+	raw map[string]string
 }
 
+// loadConfig parses the environment and checks what can be checked
+// without the host: each setting (check.go), the runner, the secrets'
+// files and the state's place. The error, a *configError, lists every
+// problem at once; c is what could be parsed.
 func loadConfig(environ []string) (config, error) {
-	var c config
+	m := envMap(environ)
+	c := config{raw: m}
+	var bad []problem
+	failed := map[string]bool{}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
+		bad, failed = parseProblems(err)
+	}
+	bad = append(bad, c.checkSettings(failed)...)
+	bad = append(bad, keepUnfailed(c.Limits.checks(), failed)...)
+	if c.Scheduler.MinInterval == 0 {
+		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
+	}
+	bad = append(bad, asProblems(c.Runner.validate())...)
+	c.Runner.noteSecretFiles(m)
+	bad = append(bad, asProblems(c.readSecretFiles(m))...)
+	bad = append(bad, asProblems(c.placeState(m))...)
+	if len(bad) > 0 {
+		return c, &configError{problems: bad, raw: m}
+	}
+	return c, nil
+}
+
+// envMap is environ ("K=V" entries) as a map; a later entry wins (as in
+// exec.Cmd's Env).
+func envMap(environ []string) map[string]string {
 	m := make(map[string]string, len(environ))
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			m[k] = v
 		}
 	}
-	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
-		return c, explainEnvError(err)
-	}
-	var bad []string
-	if c.MaxSessions < 1 {
-		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_SESSIONS must be at least 1, got %d", c.MaxSessions))
-	}
-	if c.MaxLineBytes < 64<<10 {
-		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_LINE_BYTES must be at least 65536, got %d", c.MaxLineBytes))
-	}
-	if c.MaxThreadsPerUser < 0 {
-		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER must be 0 (no cap) or more, got %d", c.MaxThreadsPerUser))
-	}
-	if c.MaxSchedulesPerUser < 0 {
-		bad = append(bad, fmt.Sprintf("CLAUDEOPS_MAX_SCHEDULES_PER_USER must be 0 (no cap) or more, got %d", c.MaxSchedulesPerUser))
-	}
-	switch {
-	case c.Scheduler.MinInterval < 0:
-		bad = append(bad, fmt.Sprintf("CLAUDEOPS_SCHEDULE_MIN_INTERVAL must be 0 (no minimum) or more, got %s", c.Scheduler.MinInterval))
-	case c.Scheduler.MinInterval == 0:
-		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
-	}
-	bad = append(bad, c.Runner.validate()...)
-	c.Runner.noteSecretFiles(m)
-	bad = append(bad, c.readSecretFiles(m)...)
-	bad = append(bad, c.placeState(m)...)
-	if len(bad) > 0 {
-		return c, errors.New(strings.Join(bad, "; "))
-	}
-	return c, nil
+	return m
 }
 
 // perUserCap turns a per-user cap from the environment (0: none) into
@@ -107,29 +116,6 @@ func perUserCap(n int) int {
 		return -1
 	}
 	return n
-}
-
-// explainEnvError names the variable behind each field that failed to
-// parse: operators know CLAUDEOPS_IDLE_TIMEOUT, not IdleTimeout.
-func explainEnvError(err error) error {
-	var agg env.AggregateError
-	if !errors.As(err, &agg) {
-		return err
-	}
-	var msgs []string
-	for _, e := range agg.Errors {
-		var pe env.ParseError
-		if errors.As(e, &pe) {
-			name := pe.Name
-			if tag := envTag(reflect.TypeFor[config](), pe.Name); tag != "" {
-				name = tag
-			}
-			msgs = append(msgs, fmt.Sprintf("%s: not a valid %s: %v", name, pe.Type, pe.Err))
-			continue
-		}
-		msgs = append(msgs, e.Error())
-	}
-	return errors.New(strings.Join(msgs, "; "))
 }
 
 // envTag finds the variable name of a field, in nested structs too.

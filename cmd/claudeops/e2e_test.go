@@ -235,8 +235,8 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	<-b.done
 	_ = b.cmd.Wait()
 
-	// The bot could not stop its claude: with stdin closed it fails the
-	// pending permission request, finishes the turn and exits by itself.
+	// The bot could not stop its claude itself; the session's keeper ends
+	// it and its tools once the bot is gone (claudeproc/keeper.go).
 	deadline := time.Now().Add(60 * time.Second)
 	for len(processesWithEnv("HOME="+home)) > 0 {
 		if time.Now().After(deadline) {

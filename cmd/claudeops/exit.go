@@ -6,6 +6,6 @@ const (
 	exitOK       = 0
 	exitFailure  = 1  // a run-time failure: the store, a platform, a stuck shutdown
 	exitUsage    = 2  // an unknown command (as Go's flag package does)
-	exitNotFound = 72 // EX_OSFILE: the claude CLI is not at CLAUDEOPS_CLAUDE_BIN
-	exitConfig   = 78 // EX_CONFIG: bad configuration, or a CLI older than supported
+	exitNotFound = 72 // EX_OSFILE: the claude CLI is not at CLAUDEOPS_CLAUDE_BIN, and nothing else is wrong
+	exitConfig   = 78 // EX_CONFIG: bad configuration (every problem listed), a CLI older than supported, or a database another bot holds
 )

@@ -38,17 +38,18 @@ func start() int {
 
 // run is main without the process globals, so tests can call it.
 func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cfg, err := loadConfig(environ)
-	if err != nil {
-		fmt.Fprintf(stderr, "claudeops: configuration: %v\n", err)
-		return exitConfig
-	}
-	log := newLogger(stderr, cfg.LogLevel)
-
 	cmd := "run"
 	if len(args) > 0 {
 		cmd = args[0]
 	}
+	cfg, err := loadConfig(environ)
+	starting := cmd == "run" || cmd == "console"
+	if err != nil && !starting {
+		return reportConfig(stderr, err)
+	}
+	// A run reports loadConfig's problems with those of the host (startBot).
+	log := newLogger(stderr, cfg.LogLevel)
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -56,11 +57,7 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 	case "version", "--version", "-v":
 		return printVersion(ctx, cfg, stdout)
 	case "run", "console":
-		code, ok := checkCLI(ctx, cfg, log)
-		if !ok {
-			return code
-		}
-		return runBot(ctx, cfg, cmd == "console", log, stdin, stdout)
+		return startBot(ctx, cfg, err, cmd == "console", log, stdin, stdout, stderr)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -82,32 +79,6 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// checkCLI applies the version policy at start: a missing CLI exits
-// exitNotFound, one older than supported exitConfig, a newer one warns and
-// continues.
-func checkCLI(ctx context.Context, cfg config, log *slog.Logger) (int, bool) {
-	if cfg.Runner.Kind == "docker" {
-		return exitOK, true // the CLI is the image's: the docker runner checks it there
-	}
-	info, err := claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
-	switch {
-	case errors.Is(err, claudeproc.ErrNotFound):
-		log.Error(info.Message, "err", err)
-		return exitNotFound, false
-	case errors.Is(err, claudeproc.ErrIncompatible):
-		log.Error(info.Message, "err", err)
-		return exitConfig, false
-	case err != nil:
-		log.Error("claude CLI version check failed", "err", err)
-		return exitConfig, false
-	case info.Level != claudeproc.CompatFull:
-		log.Warn(info.Message, "bin", info.Bin)
-	default:
-		log.Info(info.Message, "bin", info.Bin)
-	}
-	return exitOK, true
 }
 
 func printVersion(ctx context.Context, cfg config, w io.Writer) int {

@@ -28,7 +28,7 @@ func ownFiles(cfg config) []string {
 			out = append(out, absPath(f+suffix))
 		}
 	}
-	out = append(out, absPath(key))
+	out = append(out, absPath(key), logPath(cfg))
 	for _, p := range out {
 		if r, err := realPath(p); err == nil && r != p && !slices.Contains(out, r) {
 			out = append(out, r)

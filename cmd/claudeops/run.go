@@ -22,6 +22,64 @@ import (
 	"github.com/claudeops/claudeops/store"
 )
 
+// startBot checks what a run needs of the host (startChecks), reports
+// every problem of the configuration at once, loadConfig's (cfgErr)
+// included, and runs the bot when there is none.
+func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	bad, info := startChecks(ctx, cfg, consoleOnly)
+	var ce *configError
+	switch {
+	case errors.As(cfgErr, &ce):
+		ce.problems = append(ce.problems, bad...)
+		return reportConfig(stderr, ce)
+	case cfgErr != nil:
+		return reportConfig(stderr, cfgErr)
+	case len(bad) > 0:
+		return reportConfig(stderr, &configError{problems: bad, raw: cfg.raw})
+	}
+	if err := prepareStateDir(cfg.StateDir); err != nil {
+		log.Error("state directory", "path", cfg.StateDir, "err", err)
+		return exitFailure
+	}
+	// One bot per database: a second would split threads into two
+	// sessions and lose one. Taken before anything in the state is opened
+	// (the log file, the database: a second start changes nothing, no
+	// migration either), and released once runBot has closed the store.
+	// Beside the database's real path: two bots reaching one file by
+	// different links share one lock.
+	db, err := realPath(cfg.DB)
+	if err != nil {
+		db = absPath(cfg.DB)
+	}
+	lock, err := store.TakeLock(db, time.Now())
+	if err != nil {
+		return reportConfig(stderr, lockProblem(cfg, err))
+	}
+	defer releaseLock(lock, log) // this log: the log file is closed first
+	// Not inside the conversation: a file when the console shares one
+	// terminal with stderr (logging.go).
+	log, logFile, err := consoleLogger(cfg, consoleOnly, log, stdout, stderr)
+	if err != nil {
+		log.Error("log file", "path", logPath(cfg), "err", err)
+		return exitFailure
+	}
+	defer logFile.Close()
+	switch {
+	case info.Message == "": // the docker runner checks its image's CLI
+	case info.Level != claudeproc.CompatFull:
+		log.Warn(info.Message, "bin", info.Bin)
+	default:
+		log.Info(info.Message, "bin", info.Bin)
+	}
+	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout)
+}
+
+func releaseLock(l *store.Lock, log *slog.Logger) {
+	if err := l.Close(); err != nil {
+		log.Error("release the database's lock", "err", err)
+	}
+}
+
 // runBot builds the app and runs it until ctx ends (a signal), a part
 // fails, or, for the console, its input ends and the running turns are
 // done; then it stops the parts in order (see app.shutdown).
@@ -60,10 +118,6 @@ func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logge
 			return nil, code
 		}
 	}
-	if err := prepareStateDir(cfg.StateDir); err != nil {
-		log.Error("state directory", "path", cfg.StateDir, "err", err)
-		return nil, exitFailure
-	}
 	if old := leftBehind(cfg); old != "" {
 		log.Warn("a database at the old default place is not used: the bot's state now lives in its state directory; "+
 			"move the file (with its -wal, -shm and .matrix-* files) there, or set CLAUDEOPS_DB outside the working directory",
@@ -88,6 +142,7 @@ func newSlack(cfg config, log *slog.Logger) (*slackadapter.Adapter, int) {
 	sl, err := slackadapter.New(slackadapter.Config{
 		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, SigningSecret: cfg.SlackSigningSecret,
 		APIURL: cfg.SlackAPIURL, AllowBots: cfg.SlackAllowBots, Streaming: cfg.SlackStreaming, Logger: log,
+		CatchUp: cfg.SlackCatchUp,
 	})
 	if err != nil {
 		log.Error("slack configuration", "err", err)
@@ -114,7 +169,7 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 		// The person at the console is the operator: allowed, and an admin.
 		bcfg.AllowedUsers = append(bcfg.AllowedUsers, console.OperatorID)
 		bcfg.Admins = append(bcfg.Admins, console.OperatorID)
-		a.con = console.New(console.Options{In: stdin, Out: a.stdout, TestHooks: cfg.ConsoleTestHooks})
+		a.con = console.New(console.Options{In: stdin, Out: a.stdout, MaxLine: cfg.ConsoleMaxLine, TestHooks: cfg.ConsoleTestHooks})
 	} else if len(cfg.AllowedUsers) == 0 {
 		log.Warn("CLAUDEOPS_ALLOWED_USERS is empty: nobody may use the bot")
 	}
@@ -124,6 +179,8 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 	}
 	if a.sl != nil {
 		a.b.AddAdapter(a.sl)
+		// What was posted while the bot was away is read back on connect.
+		a.sl.SetCatchUpState(slackState{a.st}, a.b.Allowed)
 	}
 	if useMatrix {
 		if a.mx, err = newMatrix(cfg, a.st, a.b.Allowed, log); err != nil {
@@ -165,7 +222,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		Workdir:         cfg.Workdir,
 		AllowedUsers:    cfg.AllowedUsers,
 		Admins:          cfg.Admins,
-		ProtectedPaths:  ownFiles(cfg),
+		ProtectedPaths:  append(ownFiles(cfg), lockFiles(cfg)...),
 		MaxSessions:     cfg.MaxSessions,
 		IdleTimeout:     cfg.IdleTimeout,
 		ApprovalTimeout: cfg.ApprovalTimeout,
@@ -174,6 +231,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		// Per-user quotas.
 		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
 		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
+		Limits:              cfg.Limits.bot(),
 	}
 }
 

@@ -96,7 +96,9 @@ func sandbox(cfg config) claudeproc.Sandbox {
 	default:
 		homes = strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB)) + ".sandbox-homes"
 	}
-	hide := append(ownFiles(cfg), cfg.Runner.secretFiles...)
+	// The database's lock too: a sandboxed tool holding a flock on it past
+	// the bot's death would keep the next bot from starting.
+	hide := append(append(ownFiles(cfg), lockFiles(cfg)...), cfg.Runner.secretFiles...)
 	if home, err := os.UserHomeDir(); err == nil {
 		hide = append(hide, filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"))
 	}

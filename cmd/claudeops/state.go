@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/claudeops/claudeops/internal/fspath"
+	"github.com/claudeops/claudeops/store"
 )
 
 // placeState derives the state directory and the database from the raw
@@ -58,14 +61,15 @@ func defaultStateDir(m map[string]string) (string, error) {
 }
 
 // statePaths are the bot's state: the state directory when in use, the
-// database, the Matrix crypto store and the recovery-key file.
+// database, the Matrix crypto store, the recovery-key file and the log
+// file.
 func statePaths(c config) []string {
 	crypto, key := matrixFiles(c)
 	var out []string
 	if c.StateDir != "" {
 		out = append(out, c.StateDir)
 	}
-	return append(out, absPath(c.DB), absPath(crypto), absPath(key))
+	return append(out, absPath(c.DB), absPath(crypto), absPath(key), logPath(c))
 }
 
 // stateApart lists a conflict when the sessions' working directory holds
@@ -76,12 +80,16 @@ func (c *config) stateApart() []string {
 	if err != nil {
 		return []string{fmt.Sprintf("CLAUDEOPS_WORKDIR %s: %v", c.Workdir, err)}
 	}
-	var bad, clash []string
+	var bad, clash, unresolved []string
 	for _, p := range statePaths(*c) {
 		rp, err := realPath(p)
 		switch {
-		case err != nil:
+		case err != nil && !slices.ContainsFunc(unresolved, func(u string) bool {
+			return fspath.Within(p, u) || filepath.Dir(p) == filepath.Dir(u) // the same cause, said once
+		}):
+			unresolved = append(unresolved, p)
 			bad = append(bad, fmt.Sprintf("the bot's state %s: %v", p, err))
+		case err != nil:
 		case fspath.Within(rp, work) || fspath.Within(work, rp):
 			clash = append(clash, rp)
 		}
@@ -97,9 +105,10 @@ func (c *config) stateApart() []string {
 
 // realPath is p made absolute with its symlinks resolved as far as it
 // exists; the part that does not exist yet is appended as written (Abs has
-// cleaned it: no "..", no "."). A part that exists but cannot be resolved
-// (a dangling link, no permission) is an error: what it points to is not
-// known.
+// cleaned it: no "..", no "."). A part under a file counts as not existing
+// (nothing can be there; startChecks says why it cannot be created). A
+// part that exists but cannot be resolved (a dangling link, no permission)
+// is an error: what it points to is not known.
 func realPath(p string) (string, error) {
 	dir, err := filepath.Abs(p)
 	if err != nil {
@@ -111,7 +120,7 @@ func realPath(p string) (string, error) {
 		if err == nil {
 			return filepath.Join(r, rest), nil
 		}
-		if _, lerr := os.Lstat(dir); lerr == nil || !errors.Is(lerr, os.ErrNotExist) {
+		if _, lerr := os.Lstat(dir); lerr == nil || !(errors.Is(lerr, os.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR)) {
 			return "", fmt.Errorf("resolve %s: %w", dir, err)
 		}
 		parent := filepath.Dir(dir)
@@ -150,4 +159,28 @@ func leftBehind(cfg config) string {
 		return ""
 	}
 	return old
+}
+
+// lockProblem says why the database's lock could not be taken: another
+// bot holds it (named), or the lock file is not usable.
+func lockProblem(cfg config, err error) *configError {
+	p := problem{name: "CLAUDEOPS_DB", value: cfg.DB}
+	if held := (*store.HeldError)(nil); errors.As(err, &held) {
+		p.want = held.Error() + ": one bot per database; stop that bot first, or give this one a CLAUDEOPS_STATE_DIR (or CLAUDEOPS_DB) of its own"
+	} else {
+		p.want = fmt.Sprintf("cannot lock the database: %v", err)
+	}
+	return &configError{problems: []problem{p}, raw: cfg.raw}
+}
+
+// lockFiles are the places of the database's lock file, as configured and
+// with symlinks resolved (where startBot takes it): the bot's own files,
+// which no tool call may touch (a session that removed it would let a
+// second bot start).
+func lockFiles(cfg config) []string {
+	out := []string{absPath(store.LockPath(cfg.DB))}
+	if db, err := realPath(cfg.DB); err == nil && store.LockPath(db) != out[0] {
+		out = append(out, store.LockPath(db))
+	}
+	return out
 }

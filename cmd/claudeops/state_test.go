@@ -109,6 +109,9 @@ func TestStateApartFromWorkdir(t *testing.T) {
 			mkdir(t, root+"/w")
 			mkdir(t, root+"/home")
 			l := tt.setup(root)
+			if tt.ok {
+				mkdir(t, l.workdir) // a start needs its workdir to exist (startChecks)
+			}
 			env := []string{"HOME=" + root + "/home", "CLAUDEOPS_WORKDIR=" + l.workdir,
 				"CLAUDEOPS_CLAUDE_BIN=" + fakeCLI(t, "2.1.330"), "PATH=" + os.Getenv("PATH")}
 			if l.stateDir != "" {

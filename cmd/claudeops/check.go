@@ -1,0 +1,402 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/caarlos0/env/v11"
+	units "github.com/docker/go-units"
+)
+
+// The configuration is checked as a whole before anything starts: every
+// setting's own check (settingChecks), the settings that go together
+// (runner, secrets, the state's place: loadConfig), then, for a run, what
+// the host must offer (startChecks: directories, the database, the CLI).
+// Every problem is one line naming the variable, its value and what is
+// expected, and all of them are reported at once (exit 78).
+//
+// To check a new setting, add one line to settingChecks with a helper
+// below (above0, offOrAbove0, atLeast, timeZone, hostPort, …), or with a
+// helper of its own returning a problem whose want is "" when the value is
+// fine; what needs the host (a path, a program) goes in startChecks.
+
+// problem is one thing wrong with the configuration.
+type problem struct {
+	name  string // the variable; "" when the line says it all
+	value string // the value in effect when the environment does not hold it
+	want  string // what is wrong or expected; "" when nothing is
+	code  int    // the exit code it calls for: exitConfig when 0
+}
+
+// line renders p for the operator, with the variable's value as the
+// environment has it (never a secret's).
+func (p problem) line(raw map[string]string) string {
+	if p.name == "" {
+		return p.want
+	}
+	if slices.Contains(secretNames(), p.name) {
+		return fmt.Sprintf("%s: %s", p.name, p.want)
+	}
+	if v, ok := raw[p.name]; ok {
+		return fmt.Sprintf("%s=%s: %s", p.name, shown(v), p.want)
+	}
+	if p.value != "" {
+		return fmt.Sprintf("%s (not set: %s): %s", p.name, shown(p.value), p.want)
+	}
+	return fmt.Sprintf("%s: %s", p.name, p.want)
+}
+
+// shown quotes a value only when it needs it (empty, spaces, control
+// characters), so that what the operator typed reads as typed.
+func shown(v string) string {
+	if v == "" || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '"' }) {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// configError is every problem found, rendered one per line.
+type configError struct {
+	problems []problem
+	raw      map[string]string
+}
+
+func (e *configError) Error() string { return strings.Join(e.lines(), "\n") }
+
+func (e *configError) lines() []string {
+	out := make([]string, len(e.problems))
+	for i, p := range e.problems {
+		out[i] = p.line(e.raw)
+	}
+	return out
+}
+
+// exitCode is exitNotFound when the one thing wrong is a missing CLI (the
+// code the README promises for it), else exitConfig.
+func (e *configError) exitCode() int {
+	for _, p := range e.problems {
+		if p.code != exitNotFound {
+			return exitConfig
+		}
+	}
+	return exitNotFound
+}
+
+// asProblems makes lines that already name their variable into problems.
+func asProblems(lines []string) []problem {
+	out := make([]problem, len(lines))
+	for i, l := range lines {
+		out[i] = problem{want: l}
+	}
+	return out
+}
+
+// settingChecks checks each setting on its own. Settings that may be 0 to
+// mean "off" or "no cap" say so in their check; every other duration is a
+// wait and must be above 0 (the parts would otherwise put a default in its
+// place, or never wait).
+func (c *config) settingChecks() []problem {
+	s := c.Scheduler
+	return []problem{
+		above0("CLAUDEOPS_IDLE_TIMEOUT", c.IdleTimeout),
+		above0("CLAUDEOPS_APPROVAL_TIMEOUT", c.ApprovalTimeout),
+		above0("CLAUDEOPS_MATRIX_EDIT_INTERVAL", c.MatrixEditInterval),
+		atLeast("CLAUDEOPS_MAX_SESSIONS", c.MaxSessions, 1, ""),
+		atLeast("CLAUDEOPS_MAX_LINE_BYTES", c.MaxLineBytes, 64<<10, ""),
+		atLeast("CLAUDEOPS_MAX_THREADS_PER_USER", c.MaxThreadsPerUser, 0, "0: no cap"),
+		atLeast("CLAUDEOPS_MAX_SCHEDULES_PER_USER", c.MaxSchedulesPerUser, 0, "0: no cap"),
+		logLevel("CLAUDEOPS_LOG_LEVEL", c.LogLevel),
+		atLeast("CLAUDEOPS_CONSOLE_MAX_LINE", c.ConsoleMaxLine, 1, ""),
+		hostPort("CLAUDEOPS_HTTP_ADDR", c.HTTPAddr),
+		httpURL("SLACK_API_URL", c.SlackAPIURL),
+		httpURL("MATRIX_HOMESERVER", c.MatrixHomeserver),
+		envNames("CLAUDEOPS_CLAUDE_ENV", c.ClaudeEnv),
+		userPatterns("CLAUDEOPS_ALLOWED_USERS", c.AllowedUsers),
+		userPatterns("CLAUDEOPS_ADMINS", c.Admins),
+		timeZone("CLAUDEOPS_SCHEDULE_TZ", s.TimeZone),
+		above0("CLAUDEOPS_SCHEDULE_TIMEOUT", s.Timeout),
+		above0("CLAUDEOPS_SCHEDULE_CATCH_UP", s.CatchUp),
+		above0("CLAUDEOPS_SCHEDULE_STOP_GRACE", s.StopGrace),
+		offOrAbove0("CLAUDEOPS_SCHEDULE_MIN_INTERVAL", s.MinInterval, "no minimum"),
+		offOrAbove0("CLAUDEOPS_CATCH_UP", c.SlackCatchUp, "Slack catch-up off"),
+		atLeast("CLAUDEOPS_SCHEDULE_KEEP_RUNS", s.KeepRuns, 1, ""),
+		atLeast("CLAUDEOPS_SCHEDULE_MAX_QUEUED", s.MaxQueued, 1, ""),
+	}
+}
+
+// dockerChecks are the docker runner's settings where docker.Config.Check
+// (runner.validate) would take a 0 for its default: set to 0, they are a
+// mistake.
+func (c *config) dockerChecks() []problem {
+	if c.Runner.Kind != "docker" {
+		return nil
+	}
+	d := c.Runner.Docker
+	var out []problem
+	if d.CPUs == 0 {
+		out = append(out, problem{name: "CLAUDEOPS_RUNNER_CPUS", want: "want a number of CPUs above 0, such as 2 or 1.5"})
+	}
+	if d.Pids == 0 {
+		out = append(out, problem{name: "CLAUDEOPS_RUNNER_PIDS", want: "want a whole number, at least 32"})
+	}
+	if n, err := units.RAMInBytes(d.Memory); err == nil && n == 0 {
+		out = append(out, problem{name: "CLAUDEOPS_RUNNER_MEMORY", want: "want a size of at least 64m, such as 2g"})
+	}
+	return out
+}
+
+// checkSettings runs settingChecks, leaving out the variables whose value
+// did not even parse (failed): their parse error says it already.
+func (c *config) checkSettings(failed map[string]bool) []problem {
+	var out []problem
+	for _, p := range append(c.settingChecks(), c.dockerChecks()...) {
+		if p.want != "" && !failed[p.name] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+const wantDuration = "a duration such as 90s, 15m or 2h"
+
+func above0(name string, d time.Duration) problem {
+	p := problem{name: name, value: d.String()}
+	if d <= 0 {
+		p.want = "want a duration above 0, such as 90s, 15m or 2h"
+	}
+	return p
+}
+
+// offOrAbove0 is a duration for which 0 means off (what off means).
+func offOrAbove0(name string, d time.Duration, off string) problem {
+	p := problem{name: name, value: d.String()}
+	if d < 0 {
+		p.want = fmt.Sprintf("want 0 (%s) or %s", off, wantDuration)
+	}
+	return p
+}
+
+// atLeast is a count of at least lowest; note says what lowest means.
+func atLeast(name string, n, lowest int, note string) problem {
+	p := problem{name: name, value: strconv.Itoa(n)}
+	if n < lowest {
+		p.want = fmt.Sprintf("want a whole number, at least %d", lowest)
+		if note != "" {
+			p.want += " (" + note + ")"
+		}
+	}
+	return p
+}
+
+// logLevel accepts what the logger does: slog's level names, any case.
+func logLevel(name, v string) problem {
+	var l slog.Level
+	p := problem{name: name, value: v}
+	if l.UnmarshalText([]byte(v)) != nil {
+		p.want = "want debug, info, warn or error"
+	}
+	return p
+}
+
+func timeZone(name, v string) problem {
+	p := problem{name: name, value: v}
+	if _, err := time.LoadLocation(v); err != nil || v == "" {
+		p.want = "want an IANA time zone such as UTC or Europe/Berlin (unknown here)"
+	}
+	return p
+}
+
+// hostLabel is one label of a host name (RFC 1123).
+var hostLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+// hostPort is an optional listening address: host:port, the host empty (all
+// interfaces), an IP or a host name, the port a number (0: any free port).
+func hostPort(name, v string) problem {
+	p := problem{name: name, value: v}
+	if v == "" {
+		return p
+	}
+	const want = "want host:port, such as :8080, 127.0.0.1:8080 or [::1]:8080"
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		p.want = want
+		return p
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (port != "0" && n == 0) {
+		p.want = want + " (the port a number up to 65535)"
+		return p
+	}
+	if host != "" && net.ParseIP(host) == nil && !validHostName(host) {
+		p.want = want + " (the host an IP address or a host name)"
+	}
+	return p
+}
+
+func validHostName(h string) bool {
+	if len(h) > 253 {
+		return false
+	}
+	for l := range strings.SplitSeq(strings.TrimSuffix(h, "."), ".") {
+		if !hostLabel.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// httpURL is an optional base URL: http or https, with a host.
+func httpURL(name, v string) problem {
+	p := problem{name: name, value: v}
+	if v == "" {
+		return p
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.want = "want an http:// or https:// URL with a host"
+	}
+	return p
+}
+
+// envName is a variable name, or a prefix ending in '*'.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
+// envNames checks CLAUDEOPS_CLAUDE_ENV's entries: names or prefixes, none
+// of the bot's own (claudeproc.BuildEnv never passes those on: naming one
+// is a mistake worth saying).
+func envNames(name string, list []string) problem {
+	p := problem{name: name}
+	var bad, own []string
+	for _, e := range list {
+		e = strings.TrimSpace(e)
+		switch {
+		case e == "":
+		case !envName.MatchString(e):
+			bad = append(bad, shown(e))
+		case hasAnyPrefix(e, "SLACK_", "MATRIX_", "CLAUDEOPS_"):
+			own = append(own, e)
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		p.want = fmt.Sprintf("%s: want variable names or prefixes such as AWS_*", strings.Join(bad, ", "))
+	case len(own) > 0:
+		p.want = fmt.Sprintf("%s: SLACK_*, MATRIX_* and CLAUDEOPS_* variables are never passed to claude", strings.Join(own, ", "))
+	}
+	return p
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(s, p) })
+}
+
+// userPatterns checks a list of user ids and globs: no spaces inside an
+// entry (a list is separated by commas), globs that path.Match can read
+// (a malformed one would silently match nobody).
+func userPatterns(name string, list []string) problem {
+	p := problem{name: name}
+	var bad []string
+	for _, e := range list {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if _, err := path.Match(e, ""); err != nil || strings.ContainsFunc(e, func(r rune) bool { return r <= ' ' }) {
+			bad = append(bad, shown(e))
+		}
+	}
+	if len(bad) > 0 {
+		p.want = fmt.Sprintf("%s: want user ids or globs (such as U0123ABCD, @ana:example.org, @*:example.org), comma-separated", strings.Join(bad, ", "))
+	}
+	return p
+}
+
+// parseProblems turns env's parse errors into problems naming the
+// variable, and returns the variables that failed.
+func parseProblems(err error) ([]problem, map[string]bool) {
+	failed := map[string]bool{}
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return []problem{{want: err.Error()}}, failed
+	}
+	var out []problem
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		var fe env.LoadFileContentError
+		switch {
+		case errors.As(e, &pe):
+			name := envTag(reflect.TypeFor[config](), pe.Name)
+			if name == "" {
+				name = pe.Name
+			}
+			failed[name] = true
+			out = append(out, problem{name: name, want: "want " + typeWant(pe.Type.String())})
+		case errors.As(e, &fe):
+			failed[fe.Key] = true
+			out = append(out, problem{name: fe.Key, want: fmt.Sprintf("cannot read the file: %v", fe.Err)})
+		default:
+			out = append(out, problem{want: e.Error()})
+		}
+	}
+	return out, failed
+}
+
+// typeWant says what a field's type takes, for an operator.
+func typeWant(t string) string {
+	switch t {
+	case "time.Duration":
+		return wantDuration
+	case "int", "int64":
+		return "a whole number"
+	case "float64":
+		return "a number such as 2 or 1.5"
+	case "bool":
+		return "true or false"
+	}
+	return "a value of type " + t
+}
+
+// reportConfig prints every problem of err, one line each, and returns
+// the exit code they call for.
+func reportConfig(w io.Writer, err error) int {
+	var ce *configError
+	if !errors.As(err, &ce) {
+		fmt.Fprintf(w, "claudeops: configuration: %s\n", oneLine(err.Error()))
+		return exitConfig
+	}
+	for _, l := range ce.lines() {
+		fmt.Fprintf(w, "claudeops: configuration: %s\n", oneLine(l))
+	}
+	n := len(ce.problems)
+	fmt.Fprintf(w, "claudeops: %d configuration %s; nothing was started\n", n, map[bool]string{true: "problem", false: "problems"}[n == 1])
+	return ce.exitCode()
+}
+
+// oneLine escapes control characters (a path may hold a newline): one
+// problem stays one line.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
