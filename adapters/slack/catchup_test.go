@@ -57,6 +57,7 @@ func TestCatchUpAfterRestart(t *testing.T) {
 		t.Fatalf("Slack gave up on %d events, want every one posted while the bot was down", n)
 	}
 
+	opened := len(e.fs.Calls("apps.connections.open"))
 	e.run = e.start()
 	e.botSays(root, picked)
 	e.botSays(topic, picked)
@@ -82,11 +83,14 @@ func TestCatchUpAfterRestart(t *testing.T) {
 			t.Errorf("message %q got a thread:\n%s", m.Text, e.dump(m.TS))
 		}
 	}
-	if n := e.repliesRead()[root]; n != 1 {
-		t.Errorf("conversations.replies of the thread: %d calls, want 1", n)
+	// One read per connect: a loaded machine may see Socket Mode
+	// reconnect (a missed ping), and each connect catches up again.
+	connects := len(e.fs.Calls("apps.connections.open")) - opened
+	if n := e.repliesRead()[root]; n < 1 || n > connects {
+		t.Errorf("conversations.replies of the thread: %d calls, want 1 per connect (%d)", n, connects)
 	}
-	if n := len(e.fs.Calls("conversations.history")); n != 1 {
-		t.Errorf("conversations.history: %d calls, want 1", n)
+	if n := len(e.fs.Calls("conversations.history")); n < 1 || n > connects {
+		t.Errorf("conversations.history: %d calls, want 1 per connect (%d)", n, connects)
 	}
 
 	redeliveriesIgnored(t, e, root, topic, first, second)
