@@ -308,7 +308,10 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 			if err != nil {
 				return fmt.Errorf("look up thread %s: %w", ev.Thread.Key(), err)
 			}
-			if !known {
+			// A thread with a worker is one a mention has just started,
+			// before its worker has recorded it: a reply right behind the
+			// mention (or read back with it by a catch-up) is the bot's.
+			if !known && !b.hasWorker(ev.Thread.Key()) {
 				return nil // not addressed to us, and no session here
 			}
 		}
@@ -346,6 +349,13 @@ func (b *Bot) isClosing() bool {
 
 // toWorker queues an input for a thread's worker, starting the worker if
 // needed. It reports false if the mailbox is full or the bot is closing.
+// hasWorker reports whether the thread has a worker now.
+func (b *Bot) hasWorker(key adapters.ThreadKey) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.workers[key] != nil
+}
+
 func (b *Bot) toWorker(key adapters.ThreadKey, in input) bool {
 	b.mu.Lock()
 	if b.closing {

@@ -225,6 +225,43 @@ func TestReplayDuplicateDelivery(t *testing.T) {
 	}
 }
 
+// A reply in a thread right behind the mention that started it (as Slack
+// catch-up hands them over, or a fast typist) is taken, though the thread
+// is not recorded yet when it arrives.
+func TestReplayReplyRightBehindMention(t *testing.T) {
+	steps := loadTranscript(t, "text")
+	cli := newFakeCLI(t, func(_ int, o claudeproc.Options) (*fakeProc, error) {
+		p := newFakeProc(context.Background(), o, slices.Clone(steps))
+		p.repeat = true
+		return p, nil
+	})
+	h := newReplayHarness(t, cli, nil)
+	ctx := context.Background()
+	for i, m := range []*adapters.Incoming{
+		{ID: "T1/C1/1700000000.000100", Text: "start here", Mentioned: true},
+		{ID: "T1/C1/1700000000.000200", Text: "and this too"},
+	} {
+		ev := adapters.Event{Thread: console.Thread("fresh"), User: adapters.User{ID: console.OperatorID}, Message: m}
+		if err := h.b.Deliver(ctx, ev); err != nil {
+			t.Fatalf("deliver %d: %v", i, err)
+		}
+	}
+	want := []string{"start here", "and this too"}
+	var got []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		waitBotIdle(t, h.b)
+		if got = sentTexts(cli.proc(0).sent()); len(got) >= len(want) {
+			break
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("claude got %q, want the mention and the reply behind it", got)
+	}
+	if n := len(cli.started()); n != 1 {
+		t.Errorf("%d processes started, want 1", n)
+	}
+}
+
 // Someone not in AllowedUsers is told so, the refusal is audited, and no
 // process starts.
 func TestReplayUserNotAllowed(t *testing.T) {
