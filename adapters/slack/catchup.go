@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,9 +20,9 @@ import (
 // than that is never delivered. So on each Socket Mode connect (at start in
 // HTTP mode) the adapter reads back the threads that had a session active
 // within Config.CatchUp (conversations.replies) and the channels holding
-// them (conversations.history, for new top-level mentions), after the last
-// message the bot handled there, and hands what it missed to the bot the
-// way live events go (toEvent: the bot's own messages, other bots', edits
+// them (conversations.history, for new top-level mentions, then the
+// replies to such a mention), after the last message the bot handled
+// there, and hands what it missed to the bot the way live events go (toEvent: the bot's own messages, other bots', edits
 // and deletions are left out alike). The bot's dedupe, keyed by message,
 // makes a message both read back and redelivered by Slack one turn.
 //
@@ -102,7 +103,7 @@ func (a *Adapter) startCatchUp(ctx context.Context) {
 	}
 	_, _, team, _ := a.identity()
 	c := &catchUp{a: a, st: st, mayUse: mayUse, team: team, at: a.now(), max: a.cfg.CatchUpMax,
-		handed: map[string]bool{}}
+		handed: map[string]bool{}, replied: map[string]bool{}}
 	if c.max <= 0 {
 		c.max = defaultCatchUpMax
 	}
@@ -157,6 +158,9 @@ type catchUp struct {
 	// handed are the ids of the messages this catch-up handed over: a
 	// broadcast reply shows in its thread and in the channel.
 	handed map[string]bool
+	// replied are the ts of the top-level messages read back that have
+	// replies: a mention missed may have been answered in its thread too.
+	replied map[string]bool
 	// seen is what the live path had handed over at the connect, by
 	// conversation (seenLive).
 	seen map[string]string
@@ -321,20 +325,56 @@ func (c *catchUp) mentions(ctx context.Context, channel string, h handled) error
 			"channel", channel, "taken", len(evs), "since", since)
 	}
 	count := map[adapters.ThreadRef]int{}
+	capped := map[adapters.ThreadRef]bool{}
+	replies := map[adapters.ThreadRef][]adapters.Event{}
+	inHistory := map[string]bool{}
 	for _, ev := range evs {
-		count[ev.Thread] += c.allowed([]adapters.Event{ev})
+		inHistory[ev.Message.ID] = true
 	}
 	for _, ev := range evs {
-		if n := count[ev.Thread]; n > 0 {
-			count[ev.Thread] = 0 // told once
-			c.tell(ctx, ev.Thread, n, false)
-		}
-		if err := c.hand(ctx, []adapters.Event{ev}); err != nil {
+		count[ev.Thread] += c.allowed([]adapters.Event{ev})
+		rs, more, err := c.repliesTo(ctx, channel, ev, h)
+		if err != nil {
 			return err
 		}
+		rs = slices.DeleteFunc(rs, func(r adapters.Event) bool { return inHistory[r.Message.ID] })
+		replies[ev.Thread], capped[ev.Thread] = rs, more
+		count[ev.Thread] += c.allowed(rs)
+	}
+	told := map[adapters.ThreadRef]bool{}
+	for _, ev := range evs {
+		if n := count[ev.Thread]; !told[ev.Thread] && (n > 0 || capped[ev.Thread]) {
+			told[ev.Thread] = true
+			c.tell(ctx, ev.Thread, n, capped[ev.Thread])
+		}
+		// The mention first: it starts the thread its replies go to.
+		if err := c.hand(ctx, append([]adapters.Event{ev}, replies[ev.Thread]...)); err != nil {
+			return err
+		}
+		delete(replies, ev.Thread)
 	}
 	c.savePosition(ctx, key)
 	return nil
+}
+
+// repliesTo reads the replies to a mention read back, when it has any: a
+// thread started while the bot was away may have gone on without it. A
+// refused mention starts no thread, so its replies are not read. A failed
+// read is logged and leaves the replies out (the mention is still taken).
+func (c *catchUp) repliesTo(ctx context.Context, channel string, ev adapters.Event, h handled) (evs []adapters.Event, more bool, err error) {
+	root := ev.Thread.Thread
+	if !c.replied[root] || ev.Message.ID != messageID(c.team, channel, root) || c.allowed([]adapters.Event{ev}) == 0 {
+		return nil, false, nil
+	}
+	evs, more, err = c.a.readReplies(ctx, channel, root, root, c.latest, c.want(channel, h), c.max)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, false, ctx.Err()
+	case err != nil:
+		c.a.log.Warn("slack: catch-up could not read the replies to a missed mention", "channel", channel, "thread", root, "err", err)
+		return nil, false, nil
+	}
+	return evs, more, nil
 }
 
 // want is what of a channel's messages read back the bot is to get: what it
@@ -344,6 +384,9 @@ func (c *catchUp) want(channel string, h handled) wantFunc {
 	return func(m slack.Message) (ev adapters.Event, ok, counts bool) {
 		if h.recorded[m.Timestamp] {
 			return ev, false, false
+		}
+		if m.ReplyCount > 0 && (m.ThreadTimestamp == "" || m.ThreadTimestamp == m.Timestamp) {
+			c.replied[m.Timestamp] = true
 		}
 		ev, ok = c.a.toEvent(fromMessage(channel, m), c.team)
 		if !ok || c.handed[ev.Message.ID] {
@@ -367,6 +410,9 @@ func (c *catchUp) allowed(evs []adapters.Event) int {
 // hand gives the bot what was missed, in order, the way live events go.
 func (c *catchUp) hand(ctx context.Context, evs []adapters.Event) error {
 	for _, ev := range evs {
+		if c.handed[ev.Message.ID] {
+			continue // a broadcast reply, read in its thread and its channel
+		}
 		if err := c.a.handOver(ctx, ev); err != nil {
 			return fmt.Errorf("hand over %s: %w", ev.Message.ID, err)
 		}

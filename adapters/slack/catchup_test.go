@@ -17,12 +17,12 @@ const picked = `Picked up late: the bot was offline`
 // TestCatchUpAfterRestart: a thread talks; the bot stops; in that thread
 // alice edits what she wrote before, alice (with an edit) and bob write,
 // mallory (not allowed) and another bot write, alice posts and deletes a
-// message, and in the channel alice mentions the bot
-// anew, chats without a mention, and mallory mentions it; Slack gives up
-// delivering all of it. The bot starts again on the same database: the
-// thread's two messages and the new mention are answered once each, in
-// order, each thread told once it was picked up late; the rest reaches
-// nobody. Then Slack redelivers the caught-up messages' events: nothing is
+// message, and in the channel alice mentions the bot anew and adds a
+// reply in that new thread, chats without a mention, and mallory mentions
+// it (alice replying there); Slack gives up delivering all of it. The bot
+// starts again on the same database: the thread's two messages, the new
+// mention and its reply are answered once each, in order, each thread
+// told once it was picked up late; the rest reaches nobody. Then Slack redelivers the caught-up messages' events: nothing is
 // handled twice. Oracles: the model API's requests, what the fake Slack
 // holds and was called with; Strict rate limits throughout.
 func TestCatchUpAfterRestart(t *testing.T) {
@@ -51,9 +51,11 @@ func TestCatchUpAfterRestart(t *testing.T) {
 	}
 	second := e.fs.Reply(bob, general, root, "second missed")
 	topic := e.fs.Post(alice, general, mention+"a new topic")
+	e.fs.Reply(alice, general, topic, "more on the topic")
 	e.fs.Post(alice, general, "just chatting, no mention")
-	e.fs.Post(mallory, general, mention+"mallory wants in")
-	if n := e.fs.GiveUp(); n < 9 {
+	refused := e.fs.Post(mallory, general, mention+"mallory wants in")
+	e.fs.Reply(alice, general, refused, "alice answers mallory")
+	if n := e.fs.GiveUp(); n < 11 {
 		t.Fatalf("Slack gave up on %d events, want every one posted while the bot was down", n)
 	}
 
@@ -61,17 +63,23 @@ func TestCatchUpAfterRestart(t *testing.T) {
 	e.run = e.start()
 	e.botSays(root, picked)
 	e.botSays(topic, picked)
-	e.waitAsked("first missed", "second missed", "a new topic")
-	e.botSays(topic, `ok: a new topic`)
-	e.botSays(topic, `✓ .* turns?$`)
+	e.waitAsked("first missed", "second missed", "a new topic", "more on the topic")
+	e.botSays(topic, `more on the topic`)
 	e.botSays(root, `second missed`)
-	// The thread's turns end (the CLI may take both messages as one turn).
-	if !e.fs.WaitFor(wait, func() bool { return e.count(root, `✓ .* turns?$`) >= 2 && !strings.Contains(e.dump(root), "Stop") }) {
-		t.Fatalf("the thread's turns did not end:\n%s", e.dump(root))
+	// The threads' turns end (the CLI may take two messages as one turn).
+	for _, th := range []struct {
+		ts    string
+		turns int
+	}{{root, 2}, {topic, 1}} {
+		if !e.fs.WaitFor(wait, func() bool {
+			return e.count(th.ts, `✓ .* turns?$`) >= th.turns && !strings.Contains(e.dump(th.ts), "Stop")
+		}) {
+			t.Fatalf("the thread's turns did not end:\n%s", e.dump(th.ts))
+		}
 	}
 	e.askedInOrder("hello there", "first missed", "second missed")
-	e.askedInOrder("a new topic")
-	e.neverAsked("mallory", "noise from another bot", "posted then deleted", "just chatting", "hello edited", "frist")
+	e.askedInOrder("a new topic", "more on the topic")
+	e.neverAsked("mallory", "noise from another bot", "posted then deleted", "just chatting", "hello edited", "frist", "alice answers mallory")
 	// Nobody else was answered: mallory's mention has no thread; she is
 	// refused as live (told privately, once, and audited).
 	e.refusedTimes(mallory, 1)
@@ -79,8 +87,13 @@ func TestCatchUpAfterRestart(t *testing.T) {
 		if m.BotID != "" {
 			t.Errorf("bot posted at top level: %q", m.VisibleText())
 		}
-		if m.TS != root && m.TS != topic && len(e.fs.Thread(general, m.TS)) > 1 {
+		if m.TS != root && m.TS != topic && m.TS != refused && len(e.fs.Thread(general, m.TS)) > 1 {
 			t.Errorf("message %q got a thread:\n%s", m.Text, e.dump(m.TS))
+		}
+	}
+	for _, m := range e.fs.Thread(general, refused) {
+		if m.BotID != "" {
+			t.Errorf("the bot answered in mallory's thread: %q", m.VisibleText())
 		}
 	}
 	// One read per connect: a loaded machine may see Socket Mode
