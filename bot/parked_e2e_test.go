@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/claudeops/claudeops/store"
 )
 
 // A scheduled run's parked request notifies the schedule's creator (a
@@ -49,7 +51,17 @@ func TestConsoleParkedRequestNotifiesCreator(t *testing.T) {
 				h.expect(`^\[` + run + `\] claude: tool result: Nobody decided this in time`)
 			}
 			waitRun(t, h, id, tt.status)
-			a, ok, err := h.st.GetApproval(context.Background(), approval)
+			// The run's record and the prompt's are written apart (the run
+			// ends as the worker closes the prompt): the prompt's may follow.
+			var a store.Approval
+			var ok bool
+			var err error
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				a, ok, err = h.st.GetApproval(context.Background(), approval)
+				if err != nil || !ok || slices.Contains(tt.states, a.State) || time.Now().After(deadline) {
+					break
+				}
+			}
 			if err != nil || !ok || !slices.Contains(tt.states, a.State) {
 				t.Errorf("the parked approval: %+v %v %v; want a state in %v", a, ok, err, tt.states)
 			}

@@ -255,6 +255,11 @@ func TestSandboxCloseEndsEverything(t *testing.T) {
 				}
 			})
 			out, _ := allowTurn(t, p, r, 0, "setsid -f sleep "+sleep+" >/dev/null 2>&1; sleep 300 >/dev/null 2>&1 & echo started")
+			// setsid -f forks before it execs sleep: for a moment two
+			// processes show the marker (seen on a loaded machine).
+			for deadline := time.Now().Add(10 * time.Second); len(processesWith("sleep "+sleep)) > 1 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
 			if !strings.Contains(out, "started") || len(processesWith("sleep "+sleep)) != 1 {
 				t.Fatalf("the tool did not start: %q, processes %v", out, processesWith("sleep "+sleep))
 			}
