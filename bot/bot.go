@@ -337,6 +337,11 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 		}
 		log.Warn("thread mailbox full, message refused", "message", ev.ID())
 		b.notice(ctx, ev.Thread, "This thread has too many messages waiting; this one was not taken. Send it again in a moment.", true)
+		if ev.ID() != "" {
+			if err := b.store.SettleMessage(ctx, ev.Thread.Platform, ev.ID()); err != nil {
+				log.Warn("settle message", "message", ev.ID(), "err", err)
+			}
+		}
 	}
 	return nil
 }

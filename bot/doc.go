@@ -71,6 +71,10 @@
 //     (only a process whose identity still matches), closes its unfinished
 //     turns as interrupted and tells each such thread once. Recover relies on
 //     the one-bot-per-database lock being taken before it runs.
+//   - No message taken in is lost unsaid: Deliver records it (and so it is
+//     acked) before a worker sees it; it is settled when a turn takes it
+//     up, when it was a command or a click, or when its thread was told why
+//     not (settle.go). Recover tells the threads of the unsettled ones.
 //   - A turn is bounded: by CLAUDEOPS_TURN_TIMEOUT of its own time (the clock
 //     stops while a prompt waits for a person, whose wait the approval timeout
 //     bounds; turnclock.go), and by the spend budgets (budget.go): a thread

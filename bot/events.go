@@ -76,6 +76,9 @@ func (w *worker) onInit(ctx context.Context, e *claudeproc.SystemInit) {
 		}
 		t.storeID = id
 	}
+	if t.storeID != 0 {
+		w.settleTaken(ctx)
+	}
 	if e.SessionID != "" && e.SessionID != w.thread.SessionID {
 		w.thread.SessionID = e.SessionID
 		w.saveThread(ctx)
@@ -104,6 +107,7 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 		show("Queued: “" + excerpt + "” (Claude takes it up when the current step ends).")
 	case "started":
 		show("Taken up: “" + excerpt + "”.")
+		w.settle(ctx, qp.key)
 		delete(w.queued, e.CommandUUID)
 		if t := w.view.turn; t == nil {
 			w.view.begin(qp.text)
@@ -112,8 +116,10 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 		}
 	case "cancelled":
 		show("Dropped: “" + excerpt + "”.")
+		w.settle(ctx, qp.key)
 		delete(w.queued, e.CommandUUID)
 	case "completed":
+		w.settle(ctx, qp.key)
 		delete(w.queued, e.CommandUUID)
 	}
 	w.updateIdle()
@@ -236,6 +242,11 @@ func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason
 		w.finishTurnAbruptly(ctx, reason)
 	}
 	w.view.closeTools(ctx, false, "stopped: "+why)
+	// The thread has been told what became of them.
+	w.settleTaken(ctx)
+	for _, qp := range w.queued {
+		w.settle(ctx, qp.key)
+	}
 	clear(w.queued)
 	w.thread.State = "idle"
 	w.saveThread(ctx)

@@ -19,7 +19,9 @@ import (
 //   - turns it never finished are closed as interrupted: they count in
 //     `status` and `cost`, and their threads are told, once;
 //   - approvals left pending can no longer be answered (their process is
-//     gone): they are marked expired and their prompts say so.
+//     gone): they are marked expired and their prompts say so;
+//   - messages taken in and never taken up (settle.go): their threads are
+//     told, once.
 //
 // It fails only when the store does: a thread that cannot be told now is
 // told at a later start.
@@ -37,7 +39,10 @@ func (b *Bot) Recover(ctx context.Context) error {
 	if err := b.expireApprovals(ctx); err != nil {
 		return err
 	}
-	return b.tellInterrupted(ctx)
+	if err := b.tellInterrupted(ctx); err != nil {
+		return err
+	}
+	return b.tellUnsettled(ctx)
 }
 
 // expireApprovals expires the approvals a previous run left pending.

@@ -48,6 +48,9 @@ type queuedPrompt struct {
 	user   adapters.User
 	notice adapters.MessageRef
 	shown  bool
+	// key is the message it came from: settled once claude takes it up or
+	// drops it (settle.go).
+	key msgKey
 }
 
 // session is the thread's claude process: started (or resumed) in a slot,

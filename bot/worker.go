@@ -63,6 +63,12 @@ type worker struct {
 	desk desk
 	// queued are the messages sent while a turn ran, by uuid.
 	queued map[string]*queuedPrompt
+	// awaitingTurn are the messages sent to claude as a turn's prompt
+	// whose turn is not recorded yet (settle.go).
+	awaitingTurn []msgKey
+	// handedOver: the message being handled went to claude; it is
+	// settled once its turn is recorded, not when handling ends.
+	handedOver bool
 	// schedRun is the scheduled run this thread is doing, if any.
 	schedRun *scheduledRun
 	// clock times the running turn (CLAUDEOPS_TURN_TIMEOUT).
@@ -193,17 +199,29 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 	case inBudget:
 		w.onChannelOverBudget(ctx)
 	case inEvent:
-		if err := w.loadThread(ctx, in.ev.User); err != nil {
-			w.log.Error("load thread", "err", err)
-			w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
-			return
+		w.onEvent(ctx, in.ev)
+	}
+}
+
+// onEvent handles a chat event, and settles it unless it went to claude
+// (then its turn settles it).
+func (w *worker) onEvent(ctx context.Context, ev adapters.Event) {
+	w.handedOver = false
+	defer func() {
+		if !w.handedOver {
+			w.settle(ctx, keyOf(ev))
 		}
-		switch {
-		case in.ev.Click != nil:
-			w.onClick(ctx, in.ev.User, *in.ev.Click)
-		case in.ev.Message != nil:
-			w.onMessage(ctx, in.ev)
-		}
+	}()
+	if err := w.loadThread(ctx, ev.User); err != nil {
+		w.log.Error("load thread", "err", err)
+		w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
+		return
+	}
+	switch {
+	case ev.Click != nil:
+		w.onClick(ctx, ev.User, *ev.Click)
+	case ev.Message != nil:
+		w.onMessage(ctx, ev)
 	}
 }
 
@@ -279,8 +297,9 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		}
 		return
 	}
-	qp := &queuedPrompt{msg: msg, text: text, user: ev.User}
-	if w.view.running() || len(w.queued) > 0 {
+	qp := &queuedPrompt{msg: msg, text: text, user: ev.User, key: keyOf(ev)}
+	queued := w.view.running() || len(w.queued) > 0
+	if queued {
 		// The CLI queues it (or injects it into a running tool step); the
 		// user sees it queued, then taken up (command_lifecycle). Messages
 		// the CLI still holds mean it is busy even between a turn's result
@@ -295,6 +314,11 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		delete(w.queued, msg.UUID)
 		w.view.turn = nil
 		w.notice(ctx, "Claude Code was not reachable; send your message again.", true)
+	} else {
+		w.handedOver = true
+		if !queued {
+			w.awaitingTurn = append(w.awaitingTurn, qp.key)
+		}
 	}
 	w.updateIdle()
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -21,8 +22,8 @@ type ReceivedMessage struct {
 // autocommit statement on the write connection, so it costs one WAL fsync.
 func (s *Store) RecordMessage(ctx context.Context, m ReceivedMessage) (fresh bool, err error) {
 	res, err := s.write.ExecContext(ctx, `
-INSERT INTO received_messages (platform, key, thread_key, user_id, text, received_at)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO received_messages (platform, key, thread_key, user_id, text, received_at, settled)
+VALUES (?, ?, ?, ?, ?, ?, 0)
 ON CONFLICT (platform, key) DO NOTHING`,
 		m.Platform, m.Key, m.ThreadKey, m.UserID, m.Text, nullTime(m.ReceivedAt))
 	if err != nil {
@@ -33,6 +34,35 @@ ON CONFLICT (platform, key) DO NOTHING`,
 		return false, fmt.Errorf("record message %s/%s: %w", m.Platform, m.Key, err)
 	}
 	return n == 1, nil
+}
+
+// SettleMessage records that the bot is done with a message it took in:
+// a turn took it up, it was a command, or its thread was told why not. A
+// message never settled is one a restart cut off before any of that
+// (UnsettledMessages). Unknown keys are ignored.
+func (s *Store) SettleMessage(ctx context.Context, platform, key string) error {
+	if _, err := s.write.ExecContext(ctx,
+		`UPDATE received_messages SET settled = 1 WHERE platform = ? AND key = ? AND settled = 0`, platform, key); err != nil {
+		return fmt.Errorf("settle message %s/%s: %w", platform, key, err)
+	}
+	return nil
+}
+
+// UnsettledMessages returns the messages taken in and never settled, by
+// thread, oldest first.
+func (s *Store) UnsettledMessages(ctx context.Context) ([]ReceivedMessage, error) {
+	ms, err := queryAll(ctx, s.read, func(r scanner) (ReceivedMessage, error) {
+		var m ReceivedMessage
+		var at sql.NullInt64
+		err := r.Scan(&m.Platform, &m.Key, &m.ThreadKey, &m.UserID, &m.Text, &at)
+		m.ReceivedAt = timeOf(at)
+		return m, err
+	}, `SELECT platform, key, thread_key, user_id, text, received_at FROM received_messages
+WHERE settled = 0 ORDER BY thread_key, received_at, rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("list unsettled messages: %w", err)
+	}
+	return ms, nil
 }
 
 // PruneMessages deletes the dedupe records received before cutoff, which no

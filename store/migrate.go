@@ -288,4 +288,11 @@ ALTER TABLE turns ADD COLUMN notice_owed INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX turns_notice_owed ON turns (thread_key) WHERE notice_owed = 1;
 CREATE INDEX turns_running ON turns (id) WHERE ended_at IS NULL;
 `),
+	// Messages taken in but not yet taken up: a restart in between would
+	// lose them unsaid (the dedupe keeps Slack from delivering them
+	// again). Rows from before have been dealt with.
+	sqlMigration("unsettled messages", `
+ALTER TABLE received_messages ADD COLUMN settled INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX received_messages_unsettled ON received_messages (thread_key) WHERE settled = 0;
+`),
 }

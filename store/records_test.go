@@ -168,6 +168,46 @@ func TestPruneMessages(t *testing.T) {
 	}
 }
 
+// A message recorded is unsettled until settled; a duplicate delivery
+// does not unsettle it again; unknown keys are ignored.
+func TestUnsettledMessages(t *testing.T) {
+	ctx := t.Context()
+	s := openTest(t)
+	for _, m := range []ReceivedMessage{
+		{Platform: "slack", Key: "T/C/2", ThreadKey: "slack/C/1", UserID: "U1", Text: "second", ReceivedAt: t2},
+		{Platform: "slack", Key: "T/C/1", ThreadKey: "slack/C/1", UserID: "U1", Text: "first", ReceivedAt: t1},
+		{Platform: "matrix", Key: "$ev", ThreadKey: "matrix/!r/$root", UserID: "@a:x", Text: "hi", ReceivedAt: t3},
+	} {
+		if _, err := s.RecordMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func() (out []string) {
+		ms, err := s.UnsettledMessages(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			out = append(out, m.Platform+" "+m.Key+" "+m.Text)
+		}
+		return out
+	}
+	if got, want := keys(), []string{"matrix $ev hi", "slack T/C/1 first", "slack T/C/2 second"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("unsettled = %q, want %q", got, want)
+	}
+	for _, k := range [][2]string{{"slack", "T/C/1"}, {"matrix", "$ev"}, {"slack", "nope"}, {"matrix", "T/C/2"}} {
+		if err := s.SettleMessage(ctx, k[0], k[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fresh, err := s.RecordMessage(ctx, ReceivedMessage{Platform: "slack", Key: "T/C/1"}); err != nil || fresh {
+		t.Fatalf("redelivery: fresh=%v err=%v", fresh, err)
+	}
+	if got, want := keys(), []string{"slack T/C/2 second"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("unsettled after settling = %q, want %q", got, want)
+	}
+}
+
 func BenchmarkRecordMessage(b *testing.B) {
 	s := openTest(b)
 	ctx := b.Context()

@@ -110,6 +110,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"index audit_at",
 		"index audit_thread_at",
 		"index received_messages_received_at",
+		"index received_messages_unsettled",
 		"index threads_last_activity",
 		"index turns_channel_ended",
 		"index turns_notice_owed",

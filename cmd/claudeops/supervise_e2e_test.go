@@ -98,10 +98,11 @@ func procList(pids []int) string {
 
 // TestKill9MidToolThenRestart: the bot is killed with SIGKILL while an
 // auto-approved `nice sleep 120` runs in a turn (the CLI refuses a
-// standalone sleep). Nothing of that session
-// outlives it (/proc: claude, its sleep, the keeper), long before the
-// sleep would have ended. The restarted bot tells the thread, once, that
-// it restarted during the turn; the turn is recorded interrupted and
+// standalone sleep) and a follow-up waits behind it. Nothing of that
+// session outlives it (/proc: claude, its sleep, the keeper), long before
+// the sleep would have ended. The restarted bot tells the thread, once,
+// that it restarted during the turn, and that the follow-up was not taken
+// up; the turn is recorded interrupted and
 // counted by status and cost; the next message resumes the conversation
 // with one claude process, the one the store records.
 func TestKill9MidToolThenRestart(t *testing.T) {
@@ -141,11 +142,16 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	b.expect(`^\[main\] claude: noted$`)
 	b.expect(`^\[main\] — ✓`)
 	b.say("run nice sleep 120")
+	// A follow-up waits behind the turn: taken in, acked, not yet taken up.
+	b.say("then tell me a joke")
+	b.expect(`^\[main\] \* Queued: “then tell me a joke”`)
 	session := killMidTool(t, b, home)
 
 	b2 := startBotProc(t, env)
 	b2.expect(`^\[main\] \* The bot restarted while Claude was working on “run nice sleep 120”, started \d{4}-\d\d-\d\d \d\d:\d\d UTC: ` +
 		`that turn was cut off, and what it had not finished is lost\. Your next message resumes the conversation\.$`)
+	b2.expect(`^\[main\] \* The bot restarted before Claude took up “then tell me a joke”, sent \d{4}-\d\d-\d\d \d\d:\d\d UTC: ` +
+		`it was not run\. Send it again if it still matters\.$`)
 	b2.say("status")
 	b2.expect(`^\[main\] \* Cost so far: \$0\.\d+ over 2 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
 	b2.say("cost")
@@ -167,9 +173,11 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	}
 	recs, err := st.SessionProcesses(context.Background())
 	owed, err2 := st.TurnsOwingNotice(context.Background())
+	unsettled, err3 := st.UnsettledMessages(context.Background())
 	st.Close()
-	if err != nil || err2 != nil || len(recs) != 0 || len(owed) != 0 {
-		t.Errorf("after a clean exit: process records %+v, turns owing a notice %+v (%v, %v)", recs, owed, err, err2)
+	if err != nil || err2 != nil || err3 != nil || len(recs) != 0 || len(owed) != 0 || len(unsettled) != 0 {
+		t.Errorf("after a clean exit: process records %+v, turns owing a notice %+v, messages not settled %+v (%v, %v, %v)",
+			recs, owed, unsettled, err, err2, err3)
 	}
 
 	// A second restart does not tell the thread again.
@@ -182,7 +190,7 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	b3.mu.Lock()
 	defer b3.mu.Unlock()
 	for _, l := range b3.lines {
-		if strings.Contains(l, "restarted while") {
+		if strings.Contains(l, "restarted while") || strings.Contains(l, "restarted before") {
 			t.Errorf("the second restart told the thread again: %q", l)
 		}
 	}
