@@ -97,13 +97,7 @@ func (b *Bot) tellInterrupted(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for len(owed) > 0 {
-		n := 1
-		for n < len(owed) && owed[n].ThreadKey == owed[0].ThreadKey {
-			n++
-		}
-		turns := owed[:n]
-		owed = owed[n:]
+	for _, turns := range byThread(owed, func(t store.Turn) string { return t.ThreadKey }) {
 		key := turns[0].ThreadKey
 		last := turns[len(turns)-1]
 		ref, ok := adapters.ThreadKey(key).Ref()
@@ -134,6 +128,20 @@ func (b *Bot) tellInterrupted(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// byThread cuts xs, sorted by thread, into one run per thread.
+func byThread[T any](xs []T, thread func(T) string) [][]T {
+	var runs [][]T
+	for len(xs) > 0 {
+		n := 1
+		for n < len(xs) && thread(xs[n]) == thread(xs[0]) {
+			n++
+		}
+		runs = append(runs, xs[:n])
+		xs = xs[n:]
+	}
+	return runs
 }
 
 // interruptedText tells a thread that a restart cut its turns off (one,

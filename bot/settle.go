@@ -53,13 +53,7 @@ func (b *Bot) tellUnsettled(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for len(ms) > 0 {
-		n := 1
-		for n < len(ms) && ms[n].ThreadKey == ms[0].ThreadKey {
-			n++
-		}
-		group := ms[:n]
-		ms = ms[n:]
+	for _, group := range byThread(ms, func(m store.ReceivedMessage) string { return m.ThreadKey }) {
 		ref, ok := adapters.ThreadKey(group[0].ThreadKey).Ref()
 		if ok && b.adapter(ref.Platform) == nil {
 			b.log.Info("messages cut off by a restart not told: their platform does not run now", "thread", group[0].ThreadKey)
