@@ -45,6 +45,24 @@ func (t *Tool) WaitingText() string {
 	return "waiting for approval"
 }
 
+// Tail is what a tool line says after its name and input: how long the
+// call has run, then what it waits for, or, ended, the first line of its
+// result cut to previewRunes and made safe by esc (the platform's markup
+// escaping: the result is the tool's, untrusted).
+func (t *Tool) Tail(previewRunes int, esc func(string) string) string {
+	s := ""
+	if t.Elapsed > 0 {
+		s += " · " + FormatDuration(t.Elapsed)
+	}
+	switch {
+	case t.State == ToolWaiting:
+		s += " — " + t.WaitingText()
+	case t.State.Done() && t.Preview != "":
+		s += " — " + esc(Cut(FirstLine(t.Preview), previewRunes))
+	}
+	return s
+}
+
 // Tool is a tool activity line: "⚙ Bash `make test` 12s" → "✓ Bash `make test` 14s: ok".
 type Tool struct {
 	Name string

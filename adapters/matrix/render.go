@@ -191,15 +191,7 @@ func toolLine(t *adapters.Tool, file bool) string {
 	if inline {
 		s += " " + code(in)
 	}
-	if t.Elapsed > 0 {
-		s += " · " + adapters.FormatDuration(t.Elapsed)
-	}
-	switch {
-	case t.State == adapters.ToolWaiting:
-		s += " — " + t.WaitingText()
-	case t.State.Done() && t.Preview != "":
-		s += " — " + escapeMD(adapters.Cut(adapters.FirstLine(t.Preview), 160))
-	}
+	s += t.Tail(160, escapeMD)
 	if in == "" || inline {
 		return s
 	}

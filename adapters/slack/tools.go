@@ -51,15 +51,7 @@ func toolLine(t *adapters.Tool) string {
 	if in := adapters.Visible(t.Input); inlineInput(in) {
 		s += " " + slackmd.InlineCode(in)
 	}
-	if t.Elapsed > 0 {
-		s += " · " + adapters.FormatDuration(t.Elapsed)
-	}
-	switch {
-	case t.State == adapters.ToolWaiting:
-		s += " — " + t.WaitingText()
-	case t.State.Done() && t.Preview != "":
-		s += " — " + slackmd.Text(adapters.Cut(adapters.FirstLine(t.Preview), 200))
-	}
+	s += t.Tail(200, slackmd.Text)
 	return adapters.Cut(s, contextTextRunes)
 }
 
