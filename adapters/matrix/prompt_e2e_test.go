@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,13 +75,17 @@ func checkLongDetailPrompt(t *testing.T, s *solo, room id.RoomID, encrypted bool
 		t.Fatal(err)
 	}
 	prompt := s.message(s.alice, th, ref.ID)
-	msgs := s.alice.Thread(room, id.EventID(th.Thread))
+	var msgs []dendrite.Message
 	var file dendrite.Message
-	for _, m := range msgs {
-		if m.MsgType == event.MsgFile {
-			file = m
+	s.alice.WaitFor(wait, func() bool { // the file's keys may come after the prompt's
+		msgs = s.alice.Thread(room, id.EventID(th.Thread))
+		for _, m := range msgs {
+			if m.MsgType == event.MsgFile {
+				file = m
+			}
 		}
-	}
+		return file.Body != "" && !slices.ContainsFunc(msgs, func(m dendrite.Message) bool { return m.Type == event.EventEncrypted })
+	})
 	if file.Body != "write-input.txt" || indexOf(msgs, file.ID.String()) > indexOf(msgs, ref.ID) {
 		t.Fatalf("want write-input.txt before the prompt:\n%v", msgs)
 	}

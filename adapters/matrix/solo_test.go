@@ -160,7 +160,9 @@ func (s *solo) message(c *dendrite.Client, th adapters.ThreadRef, evID string) d
 	var found dendrite.Message
 	if !c.WaitFor(wait, func() bool {
 		for _, m := range c.Thread(id.RoomID(th.Channel), id.EventID(th.Thread)) {
-			if m.ID.String() == evID {
+			// In an encrypted room it shows first as received, with no
+			// body; its keys may come a moment later (a loaded machine).
+			if m.ID.String() == evID && m.Type != event.EventEncrypted {
 				found = m
 				return true
 			}
