@@ -139,12 +139,8 @@ func (e *Editor[C]) Flush(ctx context.Context, id string) error {
 			e.mu.Unlock()
 			return nil
 		case it.busy || e.threads[it.thread]:
-			ch := e.changed
-			e.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-ch:
+			if err := e.awaitChangeLocked(ctx); err != nil {
+				return err
 			}
 			continue
 		}
@@ -176,13 +172,22 @@ func (e *Editor[C]) Discard(ctx context.Context, id string) error {
 			e.mu.Unlock()
 			return nil
 		}
-		ch := e.changed
-		e.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
+		if err := e.awaitChangeLocked(ctx); err != nil {
+			return err
 		}
+	}
+}
+
+// awaitChangeLocked releases e.mu and waits for the next change of any
+// item (a send ending, an edit set) or ctx's end.
+func (e *Editor[C]) awaitChangeLocked(ctx context.Context) error {
+	ch := e.changed
+	e.mu.Unlock()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-ch:
+		return nil
 	}
 }
 
