@@ -96,6 +96,20 @@ func encodeCursor(ts string) string {
 	return base64.StdEncoding.EncodeToString([]byte("next_ts:" + ts))
 }
 
+// cursorArg reads the request's cursor: nil without one; ok is false for
+// one this server did not hand out.
+func cursorArg(p params) (from *tsKey, ok bool) {
+	c := p.str("cursor")
+	if c == "" {
+		return nil, true
+	}
+	k, ok := decodeCursor(c)
+	if !ok {
+		return nil, false
+	}
+	return &k, true
+}
+
 func decodeCursor(c string) (tsKey, bool) {
 	b, err := base64.StdEncoding.DecodeString(c)
 	if err != nil {
@@ -137,13 +151,9 @@ func (s *Server) apiConversationsHistory(p params) result {
 	if code != "" {
 		return errRes(code)
 	}
-	var from *tsKey
-	if c := p.str("cursor"); c != "" {
-		k, ok := decodeCursor(c)
-		if !ok {
-			return errRes("invalid_cursor")
-		}
-		from = &k
+	from, ok := cursorArg(p)
+	if !ok {
+		return errRes("invalid_cursor")
 	}
 	limit := limitArg(p, 100, 999)
 	var picked []*msg
@@ -191,14 +201,11 @@ func (s *Server) apiConversationsReplies(p params) result {
 	}
 	limit := limitArg(p, 1000, 1000)
 	var picked []*msg
-	var from *tsKey
-	if c := p.str("cursor"); c != "" {
-		k, ok := decodeCursor(c)
-		if !ok {
-			return errRes("invalid_cursor")
-		}
-		from = &k
-	} else {
+	from, ok := cursorArg(p)
+	if !ok {
+		return errRes("invalid_cursor")
+	}
+	if from == nil {
 		picked = append(picked, parent) // the first page starts with the parent
 	}
 	next := ""
