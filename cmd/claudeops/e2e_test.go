@@ -150,6 +150,19 @@ func (b *botProc) waitLog(msg string) {
 	}
 }
 
+// endInput closes the bot's input and waits, within d, for the bot to
+// exit (fatal if it does not); it returns the process's exit error.
+func (b *botProc) endInput(d time.Duration) error {
+	b.t.Helper()
+	b.stdin.Close()
+	select {
+	case <-b.done:
+	case <-time.After(d):
+		b.t.Fatal("the bot did not exit after its input ended")
+	}
+	return b.cmd.Wait()
+}
+
 func (b *botProc) logLines() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -255,13 +268,7 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	b2.say("recall")
 	b2.expect(`^\[main\] claude: I remember pineapple$`)
 	// End of input: the bot lets the turn finish, then exits cleanly.
-	b2.stdin.Close()
-	select {
-	case <-b2.done:
-	case <-time.After(60 * time.Second):
-		t.Fatal("bot did not exit after its input ended")
-	}
-	if err := b2.cmd.Wait(); err != nil {
+	if err := b2.endInput(60 * time.Second); err != nil {
 		t.Errorf("bot exit: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(work, "never.txt")); !os.IsNotExist(err) {

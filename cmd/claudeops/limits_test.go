@@ -162,12 +162,7 @@ func TestLimitsBinary(t *testing.T) {
 			break
 		}
 	}
-	b.stdin.Close()
-	select {
-	case <-b.done:
-	case <-time.After(90 * time.Second):
-		t.Fatal("the bot did not exit at the end of its input")
-	}
+	_ = b.endInput(90 * time.Second)
 }
 
 // claudeArgs is the command line of the one claude process whose HOME is

@@ -89,13 +89,7 @@ func TestOneBotPerDatabase(t *testing.T) {
 	}
 	third.say("recall")
 	third.expect(`^\[main\] claude: I remember pineapple$`)
-	third.stdin.Close()
-	select {
-	case <-third.done:
-	case <-time.After(90 * time.Second):
-		t.Fatal("the bot did not exit after its input ended")
-	}
-	if err := third.cmd.Wait(); err != nil {
+	if err := third.endInput(90 * time.Second); err != nil {
 		t.Errorf("bot exit: %v", err)
 	}
 	if got := flockHolders(t, lockFile); len(got) != 0 {

@@ -162,9 +162,7 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	oneProcess(t, b2, db, session)
 
 	// A clean exit forgets the process; the turn stays interrupted.
-	b2.stdin.Close()
-	<-b2.done
-	if err := b2.cmd.Wait(); err != nil {
+	if err := b2.endInput(90 * time.Second); err != nil {
 		t.Errorf("bot exit: %v", err)
 	}
 	st, err := store.Open(context.Background(), db)
@@ -184,9 +182,7 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	b3 := startBotProc(t, env)
 	b3.say("status")
 	b3.expect(`^\[main\] \* Cost so far: \$0\.\d+ over 3 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
-	b3.stdin.Close()
-	<-b3.done
-	_ = b3.cmd.Wait()
+	_ = b3.endInput(90 * time.Second)
 	b3.mu.Lock()
 	defer b3.mu.Unlock()
 	for _, l := range b3.lines {
