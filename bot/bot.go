@@ -421,8 +421,6 @@ func (b *Bot) allowed(user string) bool {
 	return matchUser(b.cfg.AllowedUsers, user) || matchUser(b.cfg.Admins, user)
 }
 
-func (b *Bot) isAdmin(user string) bool { return matchUser(b.cfg.Admins, user) }
-
 // matchUser matches a user id against ids and globs (`@*:example.org`).
 func matchUser(list []string, user string) bool {
 	for _, p := range list {
