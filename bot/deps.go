@@ -23,9 +23,11 @@ type deps struct {
 	// waits on the platform (bot/courier). opt is the adapter itself, for
 	// its optional interfaces (Teller; Statuser where no courier stands
 	// between).
-	ad    adapters.Adapter
-	opt   adapters.Adapter
-	log   *slog.Logger
+	ad  adapters.Adapter
+	opt adapters.Adapter
+	log *slog.Logger
+	// tag names the running turn in log's lines (turnlog.go).
+	tag   *turnTag
 	now   func() time.Time
 	store *store.Store
 	reg   *approvals.Registry
@@ -35,9 +37,10 @@ type deps struct {
 
 // threadDeps are the deps of the thread ref.
 func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
+	tag := new(turnTag)
 	return deps{
-		ref: ref, key: ref.Key(), ad: b.outbound(ref.Platform), opt: b.adapter(ref.Platform), log: b.log.With("thread", ref.Key()),
-		now: b.now, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg,
+		ref: ref, key: ref.Key(), ad: b.outbound(ref.Platform), opt: b.adapter(ref.Platform), log: withTurn(b.log.With("thread", ref.Key()), tag),
+		tag: tag, now: b.now, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg,
 	}
 }
 

@@ -75,6 +75,8 @@ func (w *worker) onInit(ctx context.Context, e *claudeproc.SystemInit) {
 			w.log.Error("store turn start", "err", err)
 		}
 		t.storeID = id
+		w.tag.set(id)
+		w.log.Info("turn started", "session", e.SessionID)
 	}
 	if t.storeID != 0 {
 		w.settleTaken(ctx)
@@ -143,6 +145,8 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	}); err != nil && t.storeID != 0 {
 		w.log.Error("store turn result", "err", err)
 	}
+	w.log.Info("turn ended", "result", r.Subtype, "is_error", r.IsError, "cost_usd", cost,
+		"input_tokens", in, "output_tokens", out, "duration_ms", r.DurationMS)
 	w.sess.used += cost
 	// The turn's own tools that never reported back (interrupted) end here;
 	// a background subagent's go on.

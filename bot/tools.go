@@ -273,6 +273,7 @@ func (v *view) endAbruptly(ctx context.Context, why string) {
 		v.postFooter(ctx, "✗ Turn ended: "+why, true)
 	}
 	v.turn = nil
+	v.tag.set(0)
 	v.setStatus("")
 	v.stopTicker()
 }

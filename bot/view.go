@@ -20,6 +20,7 @@ type view struct {
 	opt adapters.Adapter // the adapter itself, for Statuser where no courier stands between
 	ref adapters.ThreadRef
 	log *slog.Logger
+	tag *turnTag // set while the turn has a record (onInit)
 	now func() time.Time
 
 	turn *turn
@@ -37,7 +38,7 @@ type view struct {
 
 func newView(d deps) view {
 	return view{
-		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, now: d.now,
+		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, tag: d.tag, now: d.now,
 		tools:      make(map[string]*toolLine),
 		toolInputs: make(map[string]json.RawMessage),
 	}
@@ -117,6 +118,7 @@ func (v *view) hasTools() bool { return len(v.tools) > 0 }
 // begin starts showing a turn that prompt started.
 func (v *view) begin(prompt string) {
 	v.setStatus("is thinking…")
+	v.tag.set(0)
 	v.turn = &turn{
 		prompt:  prompt,
 		started: v.now(),
@@ -138,6 +140,7 @@ func (v *view) ensureTurn() *turn {
 func (v *view) end() {
 	v.setStatus("")
 	v.turn = nil
+	v.tag.set(0)
 }
 
 // setStatus shows (or, empty, clears) the platform's "working" indicator,

@@ -118,6 +118,7 @@ func (c *config) settingChecks() []problem {
 		atLeast("CLAUDEOPS_MAX_THREADS_PER_USER", c.MaxThreadsPerUser, 0, "0: no cap"),
 		atLeast("CLAUDEOPS_MAX_SCHEDULES_PER_USER", c.MaxSchedulesPerUser, 0, "0: no cap"),
 		logLevel("CLAUDEOPS_LOG_LEVEL", c.LogLevel),
+		logFormat("CLAUDEOPS_LOG_FORMAT", c.LogFormat),
 		atLeast("CLAUDEOPS_CONSOLE_MAX_LINE", c.ConsoleMaxLine, 1, ""),
 		hostPort("CLAUDEOPS_HTTP_ADDR", c.HTTPAddr),
 		httpURL("SLACK_API_URL", c.SlackAPIURL),
@@ -206,6 +207,15 @@ func logLevel(name, v string) problem {
 	p := problem{name: name, value: v}
 	if l.UnmarshalText([]byte(v)) != nil {
 		p.want = "want debug, info, warn or error"
+	}
+	return p
+}
+
+// logFormat accepts the two handlers newLogger makes.
+func logFormat(name, v string) problem {
+	p := problem{name: name, value: v}
+	if v != "text" && v != "json" {
+		p.want = "want text or json"
 	}
 	return p
 }

@@ -45,6 +45,7 @@ type config struct {
 	ApprovalTimeout time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
 	MaxLineBytes    int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
 	LogLevel        string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+	LogFormat       string        `env:"CLAUDEOPS_LOG_FORMAT" envDefault:"text"`
 	// Per-user quotas (admins exempt); 0 means no cap.
 	MaxThreadsPerUser   int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
 	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`

@@ -21,6 +21,23 @@ import (
 // or both redirected into one file on purpose) stderr is where the operator
 // sent it.
 
+// newLogger is the run's logger on w: slog's text handler, or with format
+// "json" its JSON handler, one object per line for a log pipeline. (The
+// bot adds the thread and its running turn to the lines that have one.)
+// A level or format the checks refuse falls back to info and text, so the
+// refusal itself can be logged.
+func newLogger(w io.Writer, level, format string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
 // logPath is the log file: CLAUDEOPS_LOG_FILE, else claudeops.log in the
 // state directory, else beside the database (like the Matrix files).
 func logPath(c config) string {
@@ -54,7 +71,7 @@ func consoleLogger(c config, consoleOnly bool, log *slog.Logger, stdout, stderr 
 		return log, nil, fmt.Errorf("make the log file private: %w", err)
 	}
 	fmt.Fprintf(stderr, "claudeops: stdout and stderr are one terminal: the log goes to %s\n", path)
-	return newLogger(f, c.LogLevel), f, nil
+	return newLogger(f, c.LogLevel, c.LogFormat), f, nil
 }
 
 type noClose struct{}

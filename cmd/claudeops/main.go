@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -48,7 +47,7 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 		return reportConfig(stderr, err)
 	}
 	// A run reports loadConfig's problems with those of the host (startBot).
-	log := newLogger(stderr, cfg.LogLevel)
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -72,14 +71,6 @@ const usage = `usage:
   claudeops console    run the console adapter
   claudeops version    print the bot's version and the Claude Code CLI's compatibility
 `
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
-}
 
 func printVersion(ctx context.Context, cfg config, w io.Writer) int {
 	fmt.Fprintf(w, "claudeops %s\n", botVersion())
