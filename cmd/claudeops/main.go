@@ -57,6 +57,8 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 		return printVersion(ctx, cfg, stdout)
 	case "run", "console":
 		return startBot(ctx, cfg, err, cmd == "console", log, stdin, stdout, stderr)
+	case "backup":
+		return backupDB(ctx, cfg, args[1:], stdout, stderr)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -70,6 +72,7 @@ const usage = `usage:
   claudeops            run the bot: Slack and/or Matrix when their credentials are set, else the console
   claudeops console    run the console adapter
   claudeops version    print the bot's version and the Claude Code CLI's compatibility
+  claudeops backup F   copy the bot's database to the new file F (online: the bot may run)
 `
 
 func printVersion(ctx context.Context, cfg config, w io.Writer) int {
