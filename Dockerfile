@@ -1,48 +1,100 @@
-# syntax=docker/dockerfile:1
-# claudeops: the Go bot (cgo, for SQLite) plus Node and the pinned Claude Code CLI.
-# No Docker engine runs where this project is developed: this file is kept
-# correct by reading (see README, "Docker").
+# claudeops: the Go bot (cgo, for SQLite) and the Claude Code CLI's native
+# build (a single executable: no Node at run time), as a non-root user with
+# everything that must outlive the container under the volume /data.
+# cmd/claudeops/image_e2e_test.go builds this file and runs the image on a
+# real engine (see README, "Docker").
+#
+# Stages come in the order of what changes least: the legacy builder builds
+# every stage before a --target, so the test caches cli, deps and runtime
+# by building them as targets, and only build and the last stage follow the
+# source.
 
-ARG GO_VERSION=1.26
-# Keep in step with claudeproc.TestedVersion and scripts/test.
+# The base images (a registry's, or local stand-ins: the test passes the
+# ones scripts/docker-engine makes from Debian packages). The runtime
+# stage needs glibc (the CLI and the cgo binary link against it) and apt.
+ARG BUILD_IMAGE=golang:1.26-bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+# Keep in step with claudeproc.TestedVersion (TestVersionPinsAgree), and
+# CLAUDE_CLI_INTEGRITY with it.
 ARG CLAUDE_CLI_VERSION=2.1.330
+# The CLI's npm package @anthropic-ai/claude-code only chooses, at install
+# time, one of its per-platform packages; each holds the native executable
+# alone. That package's tarball is fetched from the registry and checked
+# against a pinned digest, npm's own integrity string for it: no npm nor
+# Node (and no third base image to pin) is needed, and a changed tarball
+# fails the build. To move the pin:
+#   npm view @anthropic-ai/claude-code-linux-x64@<version> dist.integrity
+ARG CLAUDE_CLI_PLATFORM=linux-x64
+ARG CLAUDE_CLI_INTEGRITY=sha512-9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
+ARG NPM_REGISTRY=https://registry.npmjs.org
 
-FROM golang:${GO_VERSION}-bookworm AS build
+FROM ${BUILD_IMAGE} AS cli
+ARG CLAUDE_CLI_VERSION
+ARG CLAUDE_CLI_PLATFORM
+ARG CLAUDE_CLI_INTEGRITY
+ARG NPM_REGISTRY
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+RUN pkg="claude-code-${CLAUDE_CLI_PLATFORM}" \
+ && case "$CLAUDE_CLI_INTEGRITY" in sha512-*) ;; *) echo "CLAUDE_CLI_INTEGRITY: want sha512-<base64>" >&2; exit 1;; esac \
+ && curl -fsSL --retry 3 -o /tmp/cli.tgz "${NPM_REGISTRY}/@anthropic-ai/${pkg}/-/${pkg}-${CLAUDE_CLI_VERSION}.tgz" \
+ && want=$(printf '%s' "${CLAUDE_CLI_INTEGRITY#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n') \
+ && echo "${want}  /tmp/cli.tgz" | sha512sum -c - \
+ && mkdir -p /out \
+ && tar -xzf /tmp/cli.tgz -C /tmp package/claude \
+ && install -m 0755 /tmp/package/claude /out/claude \
+ && rm -rf /tmp/cli.tgz /tmp/package \
+ && v=$(/out/claude --version) && [ "${v%% *}" = "$CLAUDE_CLI_VERSION" ]
+
+# The modules, and go-sqlite3's C (a minute of compiling), depend only on
+# go.mod and go.sum: a layer of their own, cached across source changes.
+FROM ${BUILD_IMAGE} AS deps
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+ARG GOPROXY
+RUN go mod download \
+ && CGO_ENABLED=1 go build -tags goolm -trimpath github.com/mattn/go-sqlite3
+
+FROM ${RUNTIME_IMAGE} AS runtime
+# tini is PID 1: it forwards SIGTERM to the bot (which then ends its
+# sessions in order) and reaps what the sessions leave behind. git and the
+# certificates are for the sessions' work.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates git tini \
+ && rm -rf /var/lib/apt/lists/*
+# /data holds all that must outlive the container: the bot's state
+# (database, Matrix keys), HOME (the CLI's sessions in ~/.claude, which
+# --resume reads) and the default working directory. State and work are
+# apart: the bot refuses to start if they overlap.
+RUN useradd --home-dir /data/home --no-create-home --uid 10001 --user-group --shell /bin/bash claudeops \
+ && mkdir -p /data/state /data/home /data/work \
+ && chown -R claudeops:claudeops /data \
+ && chmod 0700 /data /data/state /data/home
+COPY --from=cli /out/claude /usr/local/bin/claude
+
+FROM deps AS build
 COPY . .
 ARG VERSION=dev
-# mattn/go-sqlite3 needs cgo; the runtime stage is the same Debian release,
-# so the glibc the binary links against is there. goolm: pure-Go Olm for
+# cgo for mattn/go-sqlite3; the runtime is the same Debian release, so the
+# glibc the binary links against is there. goolm: pure-Go Olm for
 # encrypted Matrix rooms (no libolm).
 RUN CGO_ENABLED=1 go build -tags goolm -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/claudeops ./cmd/claudeops
 
-FROM node:20-bookworm-slim AS runtime
-ARG CLAUDE_CLI_VERSION
-RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git tini \
- && rm -rf /var/lib/apt/lists/*
-RUN npm install -g --no-audit --no-fund "@anthropic-ai/claude-code@${CLAUDE_CLI_VERSION}" \
- && npm cache clean --force \
- && claude --version
-RUN useradd --create-home --uid 10001 --shell /bin/bash claudeops \
- && mkdir -p /data /work \
- && chown claudeops:claudeops /data /work \
- && chmod 0700 /data
+FROM runtime
 COPY --from=build /out/claudeops /usr/local/bin/claudeops
-
 USER claudeops
-ENV HOME=/home/claudeops \
-    CLAUDEOPS_STATE_DIR=/data \
-    CLAUDEOPS_WORKDIR=/work \
+ENV HOME=/data/home \
+    CLAUDEOPS_STATE_DIR=/data/state \
+    CLAUDEOPS_WORKDIR=/data/work \
     CLAUDEOPS_CLAUDE_BIN=claude \
-    DISABLE_AUTOUPDATER=1
-# The bot's state (database, Matrix crypto store and recovery key) lives
-# here, apart from /work where the sessions work: the bot refuses to start
-# if the two overlap.
+    CLAUDEOPS_HTTP_ADDR=:8080 \
+    DISABLE_AUTOUPDATER=1 \
+    LANG=C.UTF-8
 VOLUME ["/data"]
-WORKDIR /work
-# tini reaps the CLI's children and forwards SIGTERM for an orderly shutdown.
+WORKDIR /data
+EXPOSE 8080
+# No curl in a slim image: the bot checks its own /healthz.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+    CMD ["claudeops", "healthcheck"]
 ENTRYPOINT ["tini", "--", "claudeops"]

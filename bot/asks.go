@@ -345,8 +345,12 @@ func (w *worker) persistDecision(ctx context.Context, id string, upd store.Appro
 		return
 	}
 	a.State, a.DecidedBy, a.Choice, a.Scope, a.Reason, a.DecidedAt = upd.State, upd.DecidedBy, upd.Choice, upd.Scope, upd.Reason, upd.DecidedAt
-	if _, err := w.store.DecideApproval(ctx, id, string(approvals.StatePending), a); err != nil {
+	decided, err := w.store.DecideApproval(ctx, id, string(approvals.StatePending), a)
+	if err != nil {
 		w.log.Error("store decision", "id", id, "err", err)
+	}
+	if decided { // the one transition out of pending: told once
+		w.cfg.Observer.ApprovalSettled(a.Kind, approvalOutcome(a.Kind, a.State))
 	}
 }
 

@@ -60,6 +60,10 @@ type Config struct {
 
 	// Limits bound turns' time and spend (limits.go).
 	Limits Limits
+
+	// Observer is told what sessions do, for metrics (observe.go);
+	// default: nobody.
+	Observer Observer
 }
 
 func (c *Config) defaults() {
@@ -99,6 +103,9 @@ func (c *Config) defaults() {
 	if c.MaxSchedulesPerUser == 0 {
 		c.MaxSchedulesPerUser = 10
 	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
 	c.Limits.defaults()
 }
 
@@ -130,6 +137,8 @@ type Bot struct {
 	// Slack mention comes as two events (message and app_mention), and the
 	// refusal is told and audited once.
 	refused *outbox.Registry[string, struct{}]
+	// first times turns' first texts to when the platform has them.
+	first *firstTexts
 }
 
 // New makes a bot over an open store. It does no I/O.
@@ -148,6 +157,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		workers:  make(map[adapters.ThreadKey]*worker),
 		idle:     make(chan struct{}, 1),
 		refused:  outbox.NewRegistry[string, struct{}](4096, time.Hour, cfg.Now),
+		first:    newFirstTexts(cfg.Observer, cfg.Now),
 	}
 	b.runCtx, b.cancel = context.WithCancel(context.Background())
 	// Each session's process is recorded while it runs, for Recover.
@@ -166,7 +176,9 @@ func (b *Bot) AddAdapter(a adapters.Adapter) {
 	defer b.adaptersMu.Unlock()
 	b.adapters[a.Name()] = a
 	if _, ok := a.(adapters.Immediate); !ok {
-		b.couriers[a.Name()] = courier.New(a, b.log.With("platform", a.Name()))
+		c := courier.New(a, b.log.With("platform", a.Name()))
+		c.OnPosted(b.first.posted)
+		b.couriers[a.Name()] = c
 	}
 }
 
@@ -362,6 +374,7 @@ func (b *Bot) hasWorker(key adapters.ThreadKey) bool {
 }
 
 func (b *Bot) toWorker(key adapters.ThreadKey, in input) bool {
+	in.at = b.now()
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
@@ -461,6 +474,11 @@ func (b *Bot) toWorkerEvict(key adapters.ThreadKey) {
 
 // LiveSessions is the number of live claude processes.
 func (b *Bot) LiveSessions() int { return b.slots.live() }
+
+// QueuedSessions is the number of threads waiting for a session slot
+// (CLAUDEOPS_MAX_SESSIONS) to start their claude: behind busy sessions,
+// or while an idle one gives its slot back.
+func (b *Bot) QueuedSessions() int { return b.slots.queued() }
 
 // Permission modes a thread may be in.
 const (

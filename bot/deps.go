@@ -33,6 +33,7 @@ type deps struct {
 	reg   *approvals.Registry
 	slots *slots
 	cfg   *Config
+	first *firstTexts // times the first text of turns (firsttext.go)
 }
 
 // threadDeps are the deps of the thread ref.
@@ -40,7 +41,7 @@ func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	tag := new(turnTag)
 	return deps{
 		ref: ref, key: ref.Key(), ad: b.outbound(ref.Platform), opt: b.adapter(ref.Platform), log: withTurn(b.log.With("thread", ref.Key()), tag),
-		tag: tag, now: b.now, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg,
+		tag: tag, now: b.now, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg, first: b.first,
 	}
 }
 

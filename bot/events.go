@@ -113,8 +113,10 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 		delete(w.queued, e.CommandUUID)
 		if t := w.view.turn; t == nil {
 			w.view.begin(qp.text)
+			w.view.asked(qp.at)
 		} else if t.storeID == 0 {
 			t.prompt = qp.text
+			w.view.asked(qp.at)
 		}
 	case "cancelled":
 		show("Dropped: “" + excerpt + "”.")
@@ -148,6 +150,8 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.log.Info("turn ended", "result", r.Subtype, "is_error", r.IsError, "cost_usd", cost,
 		"input_tokens", in, "output_tokens", out, "duration_ms", r.DurationMS)
 	w.sess.used += cost
+	w.cfg.Observer.TurnEnded(turnResult(r), w.now().Sub(t.started))
+	w.cfg.Observer.Spent(w.ref, usageOf(r, cost))
 	// The turn's own tools that never reported back (interrupted) end here;
 	// a background subagent's go on.
 	w.view.closeTools(ctx, true, "interrupted")
@@ -185,6 +189,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 func (w *worker) resumeFailed(ctx context.Context) {
 	qp := w.sess.initial
 	w.log.Warn("stored session could not be resumed; starting a fresh one", "session", w.thread.SessionID)
+	w.cfg.Observer.ResumeLost()
 	w.stop("")
 	w.thread.SessionID = ""
 	w.notice(ctx, "The previous conversation of this thread could not be resumed, so this is a fresh session: Claude does not remember what was said before.", false)
@@ -193,6 +198,7 @@ func (w *worker) resumeFailed(ctx context.Context) {
 		return
 	}
 	w.view.begin(qp.text)
+	w.view.asked(qp.at)
 	if err := w.sess.proc.Send(qp.msg); err != nil {
 		w.view.turn = nil
 		w.notice(ctx, "Claude Code was not reachable; send your message again.", true)
@@ -204,6 +210,8 @@ func (w *worker) onExited(ctx context.Context, e *claudeproc.Exited) {
 	if !w.sess.live() {
 		return
 	}
+	// The bot did not stop it: stop drains its events and skips this one.
+	w.cfg.Observer.ProcessCrashed()
 	reason := ""
 	if e.MidTurn || w.view.running() {
 		tail := strings.TrimSpace(lastLine(e.Info.StderrTail))
@@ -264,6 +272,9 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 	w.view.flush(ctx, true)
 	w.view.closeTools(ctx, false, "stopped: "+reason)
 	if t.storeID != 0 {
+		// Told as the store records it: a turn whose process never began
+		// it (a resume that failed) is no turn.
+		w.cfg.Observer.TurnEnded(TurnAborted, w.now().Sub(t.started))
 		if err := w.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: "aborted", IsError: true}); err != nil {
 			w.log.Error("store aborted turn", "err", err)
 		}

@@ -36,6 +36,11 @@ func (b *Bot) Recover(ctx context.Context) error {
 	if n > 0 {
 		b.log.Warn("turns cut off by the bot's restart closed as interrupted", "turns", n)
 	}
+	// Told here, once: the run they were cut from never told them, and
+	// the next start finds them closed.
+	for range n {
+		b.cfg.Observer.TurnEnded(TurnInterrupted, 0)
+	}
 	if err := b.expireApprovals(ctx); err != nil {
 		return err
 	}
@@ -63,6 +68,7 @@ func (b *Bot) expireApprovals(ctx context.Context) error {
 		if !ok {
 			continue
 		}
+		b.cfg.Observer.ApprovalSettled(a.Kind, ApprovalExpired)
 		b.log.Info("approval expired by restart", "approval", a.ID, "thread", a.ThreadKey, "tool", a.Tool)
 		const why = "Expired: the bot restarted before anyone decided."
 		ref, ok := adapters.ParseMessageRef(a.PromptRef)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -122,4 +123,32 @@ func TestConsoleSchedules(t *testing.T) {
 	h.expect(`\(to bob\) Only the schedule's creator \(operator\) or an admin can do that\.`)
 	h.say("schedule rm " + id2)
 	h.expect(`Schedule ` + id2 + ` removed\.`)
+}
+
+// TestReplyQueuedBehindScheduledRunIsAnswered: a reply sent into a
+// scheduled run's thread while the run's turn is still going is queued
+// in its claude; the run's end must not close that claude under it (it
+// did: the reply was shown "Taken up", then "Stopped", never answered).
+func TestReplyQueuedBehindScheduledRunIsAnswered(t *testing.T) {
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	h := newHarness(t, script(hold), nil)
+	stop := startScheduler(t, h)
+	defer stop()
+
+	h.say(`schedule add "0 3 * * *" slow chore`)
+	id := h.expect(`\* Schedule (\d+): `)[1]
+	h.say("schedule run " + id)
+	start := h.cursor
+	run := h.expect(`^\[(run-\w+)\] \* ⏰ Scheduled run of #` + id)[1]
+	h.cursor = start
+	h.api.WaitRequests(1, waitTimeout) // the run's answer is streaming, held
+	h.say("/thread " + run)
+	h.say("thanks")
+	h.expect(`^\[` + run + `\] \* Queued: “thanks”`)
+	release()
+	h.expect(`^\[` + run + `\] claude: ok: .*thanks`)
+	waitRun(t, h, id, "succeeded")
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/claudeproc"
@@ -51,6 +52,9 @@ type queuedPrompt struct {
 	// key is the message it came from: settled once claude takes it up or
 	// drops it (settle.go).
 	key msgKey
+	// at is when a person's message reached the bot (zero for a
+	// scheduled run's): its first text is timed from it.
+	at time.Time
 }
 
 // session is the thread's claude process: started (or resumed) in a slot,
@@ -132,8 +136,12 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 	p, err := s.start(life, o)
 	if err != nil {
 		s.slots.release(string(s.key))
+		if life.Err() == nil { // not the bot shutting down
+			s.cfg.Observer.ProcessStartFailed()
+		}
 		return id, err
 	}
+	s.cfg.Observer.ProcessStarted(o.Resume != "")
 	s.proc, s.events, s.started = p, p.Events(), false
 	s.cap, s.capped, s.used, s.capTold = c, capped, 0, false
 	s.log.Info("claude started", "session", id, "resume", o.Resume != "", "cwd", o.Dir)

@@ -22,6 +22,8 @@ type view struct {
 	log *slog.Logger
 	tag *turnTag // set while the turn has a record (onInit)
 	now func() time.Time
+	// first is told when a turn's first text is handed over (observe.go).
+	first *firstTexts
 
 	turn *turn
 	// tools are the lines of tools shown running or waiting for a
@@ -38,7 +40,7 @@ type view struct {
 
 func newView(d deps) view {
 	return view{
-		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, tag: d.tag, now: d.now,
+		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, tag: d.tag, now: d.now, first: d.first,
 		tools:      make(map[string]*toolLine),
 		toolInputs: make(map[string]json.RawMessage),
 	}
@@ -51,6 +53,9 @@ type turn struct {
 	started time.Time
 	// storeID is the worker's record of the turn (0: none yet).
 	storeID int64
+	// asked is when the person's message that began the turn reached the
+	// bot; zero for turns nobody asked, and once its first text is shown.
+	asked time.Time
 
 	texts     map[string]*liveText // by assistant message id
 	textOrder []*liveText
@@ -263,6 +268,7 @@ func (v *view) finalizeText(ctx context.Context, lt *liveText) {
 			return
 		}
 		lt.ref = &ref
+		v.textShown(ref)
 	} else if err := v.ad.Edit(ctx, *lt.ref, m); err != nil {
 		v.log.Warn("edit text", "err", err)
 		return
@@ -296,6 +302,7 @@ func (v *view) flush(ctx context.Context, final bool) {
 				continue
 			}
 			lt.ref = &ref
+			v.textShown(ref)
 		} else if text != lt.shown || final {
 			if err := v.ad.Edit(ctx, *lt.ref, m); err != nil {
 				v.log.Warn("edit text", "err", err)

@@ -30,6 +30,7 @@ type input struct {
 	ev      adapters.Event
 	pending approvals.Pending
 	run     *scheduledRun
+	at      time.Time // when it was queued (toWorker)
 }
 
 // workerLinger is how long a worker with no process and nothing to do stays
@@ -73,6 +74,8 @@ type worker struct {
 	schedRun *scheduledRun
 	// clock times the running turn (CLAUDEOPS_TURN_TIMEOUT).
 	clock turnClock
+	// arrived is when the event being handled reached the bot.
+	arrived time.Time
 
 	idleTimer *time.Timer
 }
@@ -199,6 +202,7 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 	case inBudget:
 		w.onChannelOverBudget(ctx)
 	case inEvent:
+		w.arrived = in.at
 		w.onEvent(ctx, in.ev)
 	}
 }
@@ -298,6 +302,9 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		return
 	}
 	qp := &queuedPrompt{msg: msg, text: text, user: ev.User, key: keyOf(ev)}
+	if ev.Message != nil { // a person's, not a scheduled run's
+		qp.at = w.arrived
+	}
 	queued := w.view.running() || len(w.queued) > 0
 	if queued {
 		// The CLI queues it (or injects it into a running tool step); the
@@ -307,6 +314,7 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 		w.queued[msg.UUID] = qp
 	} else {
 		w.view.begin(qp.text)
+		w.view.asked(qp.at)
 		w.sess.sent(qp)
 	}
 	if err := w.sess.proc.Send(msg); err != nil {

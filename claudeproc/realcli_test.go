@@ -193,7 +193,7 @@ func TestRealCLIStreamedText(t *testing.T) {
 	}
 	init, _ := r.waitFor(0, "init", func(ev Event) bool { _, ok := ev.(*SystemInit); return ok })
 	si := init.(*SystemInit)
-	if si.SessionID == "" || si.SessionID != res.SessionID || si.ClaudeCodeVersion != TestedVersion.String() {
+	if si.SessionID == "" || si.SessionID != res.SessionID || si.ClaudeCodeVersion != testcli.BinVersion(t, c.bin) {
 		t.Errorf("init = %s session %q", describe(si), si.SessionID)
 	}
 	var stopped *ContentBlock

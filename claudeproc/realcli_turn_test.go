@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/testcli"
 )
 
 // Real-CLI tests of turns and control requests: interrupt, messages while
@@ -170,8 +171,8 @@ func TestRealCLIInitializeAppendsSystemPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
-	if resp.ClaudeCodeVersion != TestedVersion.String() || resp.PID == 0 {
-		t.Errorf("initialize response: version %q pid %d", resp.ClaudeCodeVersion, resp.PID)
+	if want := testcli.BinVersion(t, c.bin); resp.ClaudeCodeVersion != want || resp.PID == 0 {
+		t.Errorf("initialize response: version %q (want %s) pid %d", resp.ClaudeCodeVersion, want, resp.PID)
 	}
 	if err := p.SendText("hi"); err != nil {
 		t.Fatal(err)

@@ -2,9 +2,6 @@ package claudeproc
 
 import (
 	"context"
-	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,75 +62,6 @@ func TestArgs(t *testing.T) {
 		if got := strings.Join(tt.opts.Args(), " "); got != tt.want {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
-	}
-}
-
-func TestParseVersionAndClassify(t *testing.T) {
-	tests := []struct {
-		out   string
-		want  Version
-		level Compatibility
-		err   bool
-	}{
-		{"2.1.330 (Claude Code)\n", Version{2, 1, 330}, CompatFull, false},
-		{"claude v1.0.22 (anthropic-2024-12-01)", Version{1, 0, 22}, CompatIncompatible, false},
-		{"2.1.0 (Claude Code)", Version{2, 1, 0}, CompatFull, false},
-		{"2.0.99 (Claude Code)", Version{2, 0, 99}, CompatIncompatible, false},
-		{"2.1.331 (Claude Code)", Version{2, 1, 331}, CompatDegraded, false},
-		{"3.0.0 (Claude Code)", Version{3, 0, 0}, CompatDegraded, false},
-		{"Claude Code", Version{}, 0, true},
-		{"", Version{}, 0, true},
-	}
-	for _, tt := range tests {
-		v, err := ParseVersion(tt.out)
-		if (err != nil) != tt.err {
-			t.Errorf("%q: err %v", tt.out, err)
-			continue
-		}
-		if tt.err {
-			continue
-		}
-		if v != tt.want || Classify(v) != tt.level {
-			t.Errorf("%q: %v %v, want %v %v", tt.out, v, Classify(v), tt.want, tt.level)
-		}
-	}
-}
-
-// fakeVersionBin writes a script that prints out for --version.
-func fakeVersionBin(t *testing.T, out string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "claude")
-	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func TestCheckVersion(t *testing.T) {
-	ctx := context.Background()
-	tests := []struct {
-		name  string
-		bin   string
-		level Compatibility
-		err   error
-	}{
-		{"tested", fakeVersionBin(t, "2.1.330 (Claude Code)"), CompatFull, nil},
-		{"newer", fakeVersionBin(t, "2.2.0 (Claude Code)"), CompatDegraded, nil},
-		{"older", fakeVersionBin(t, "1.0.22 (Claude Code)"), CompatIncompatible, ErrIncompatible},
-		{"unparseable", fakeVersionBin(t, "who knows"), CompatUnknown, nil},
-		{"missing", filepath.Join(t.TempDir(), "nope"), CompatNotFound, ErrNotFound},
-		{"not on PATH", "claude-definitely-not-installed", CompatNotFound, ErrNotFound},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			info, err := CheckVersion(ctx, tt.bin)
-			if info.Level != tt.level || !errors.Is(err, tt.err) || (tt.err == nil && err != nil) {
-				t.Errorf("level %v err %v, want %v %v", info.Level, err, tt.level, tt.err)
-			}
-			if info.Message == "" {
-				t.Error("no message")
-			}
-		})
 	}
 }
 

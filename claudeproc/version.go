@@ -13,9 +13,13 @@ import (
 
 // The CLI versions this package is built and tested against.
 var (
-	// MinVersion is the oldest CLI whose protocol we rely on
-	// (command_lifecycle, stdio permission prompts, set_model).
-	MinVersion = Version{2, 1, 0}
+	// MinVersion is the oldest CLI that passed the whole real-CLI suite
+	// (scripts/test runs it with this version too). 2.1.308 and older do
+	// not report a turn's own usage (model_usage_since_last_result), so a
+	// turn's tokens and cost are not known apart from the session's; older
+	// ones still start in their automatic permission mode when none is
+	// given (2.1.285 … 2.1.301). README, "Commands", has the table.
+	MinVersion = Version{2, 1, 309}
 	// TestedVersion is the newest CLI the test suite ran against: the
 	// version the fixtures were captured from and the tests install.
 	TestedVersion = Version{2, 1, 330}
@@ -55,23 +59,28 @@ func ParseVersion(out string) (Version, error) {
 	return v, nil
 }
 
-// Compatibility is how well a CLI version fits this build.
+// Compatibility is how well a CLI version fits this build: the levels of
+// the seed's Version Compatibility Layer. /readyz and `claudeops version`
+// show String().
 type Compatibility int
 
 const (
-	CompatUnknown      Compatibility = iota
-	CompatFull                       // within the tested range
-	CompatDegraded                   // newer than tested: runs, with a warning
-	CompatIncompatible               // older than the minimum: refused
-	CompatNotFound                   // no CLI at the configured path
+	CompatUnknown      Compatibility = iota // not checked (the zero value)
+	CompatFull                              // MinVersion … TestedVersion: runs
+	CompatLikely                            // newer than tested: runs, with a warning
+	CompatDegraded                          // runs, but something is missing: its version could not be read
+	CompatIncompatible                      // older than the minimum: refused (exit 78)
+	CompatNotFound                          // no CLI at the configured path: refused (exit 72)
 )
 
 func (c Compatibility) String() string {
 	switch c {
 	case CompatFull:
 		return "compatible"
+	case CompatLikely:
+		return "likely compatible"
 	case CompatDegraded:
-		return "degraded (newer than tested)"
+		return "degraded"
 	case CompatIncompatible:
 		return "incompatible"
 	case CompatNotFound:
@@ -97,7 +106,8 @@ var ErrIncompatible = errors.New("claude CLI version not supported")
 
 // CheckVersion runs `bin --version` and classifies the result. The error is
 // ErrNotFound or ErrIncompatible (wrapped) when the bot must not start;
-// a newer-than-tested CLI returns CompatDegraded and no error.
+// a newer-than-tested CLI returns CompatLikely, one whose version cannot be
+// read CompatDegraded, both with no error.
 func CheckVersion(ctx context.Context, bin string) (VersionInfo, error) {
 	if bin == "" {
 		bin = "claude"
@@ -123,7 +133,7 @@ func CheckVersion(ctx context.Context, bin string) (VersionInfo, error) {
 	}
 	v, err := ParseVersion(info.Raw)
 	if err != nil {
-		info.Level = CompatUnknown
+		info.Level = CompatDegraded
 		info.Message = fmt.Sprintf("claude CLI %s: cannot read its version (%v); continuing degraded", path, err)
 		return info, nil
 	}
@@ -133,7 +143,7 @@ func CheckVersion(ctx context.Context, bin string) (VersionInfo, error) {
 	case CompatIncompatible:
 		info.Message = fmt.Sprintf("claude CLI %s is older than the minimum supported %s", v, MinVersion)
 		return info, fmt.Errorf("%w: %s < %s", ErrIncompatible, v, MinVersion)
-	case CompatDegraded:
+	case CompatLikely:
 		info.Message = fmt.Sprintf("claude CLI %s is newer than the tested %s; it may have protocol changes", v, TestedVersion)
 	default:
 		info.Message = fmt.Sprintf("claude CLI %s (tested with %s)", v, TestedVersion)
@@ -147,7 +157,7 @@ func Classify(v Version) Compatibility {
 	case v.Compare(MinVersion) < 0:
 		return CompatIncompatible
 	case v.Compare(TestedVersion) > 0:
-		return CompatDegraded
+		return CompatLikely
 	}
 	return CompatFull
 }

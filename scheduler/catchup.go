@@ -108,9 +108,11 @@ func (s *Scheduler) settleGap(ctx context.Context, sc Schedule, g gap, now time.
 		msg := fmt.Sprintf("missed %s runs from %s to %s %s", count,
 			g.first.Format(time.RFC3339), at.Format(time.RFC3339), why)
 		s.log.Warn("missed runs", "schedule", sc.ID, "count", count, "first", g.first, "last", at)
-		if _, err := s.st.RecordRun(ctx, Run{ScheduleID: sc.ID, Slot: at, StartedAt: now, EndedAt: now,
+		if stored, err := s.st.RecordRun(ctx, Run{ScheduleID: sc.ID, Slot: at, StartedAt: now, EndedAt: now,
 			Status: store.RunMissed, Missed: int(missed), Error: msg}); err != nil {
 			s.log.Error("record missed runs", "schedule", sc.ID, "err", err)
+		} else if stored {
+			s.cfg.Observer.ScheduleRuns(string(store.RunMissed), int(missed))
 		}
 	}
 	if !run.IsZero() {

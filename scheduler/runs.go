@@ -165,6 +165,9 @@ func (s *Scheduler) finish(r Run) {
 		s.log.Error("record run", "schedule", r.ScheduleID, "slot", r.Slot, "status", r.Status, "err", err)
 		return
 	}
+	// Counted once recorded: one left unrecorded is counted by the start
+	// that records it interrupted.
+	s.cfg.Observer.ScheduleRuns(string(r.Status), 1)
 	if _, err := s.st.PruneRuns(ctx, r.ScheduleID, s.cfg.KeepRuns); err != nil {
 		s.log.Error("prune runs", "schedule", r.ScheduleID, "err", err)
 	}

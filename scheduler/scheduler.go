@@ -89,6 +89,8 @@ type Config struct {
 	Now func() time.Time `env:"-"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `env:"-"`
+	// Observer is told how runs end (observe.go); default: nobody.
+	Observer Observer `env:"-"`
 }
 
 // Scheduler runs schedules. Create it with New and start it with Run; Add,
@@ -158,6 +160,9 @@ func New(cfg Config, st Store, runner Runner) (*Scheduler, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	return &Scheduler{
 		cfg: cfg, st: st, runner: runner, loc: loc, now: cfg.Now,
@@ -261,6 +266,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			s.log.Error("settle stale runs", "schedule", sc.ID, "err", err)
 		} else if n > 0 {
 			s.log.Warn("runs left running by a stopped bot recorded as interrupted", "schedule", sc.ID, "runs", n)
+			s.cfg.Observer.ScheduleRuns(string(store.RunInterrupted), int(n))
 		}
 		if sc.Paused {
 			continue

@@ -70,6 +70,8 @@ type Adapter struct {
 	tools   map[string]shownTool // message id -> how a tool line was last printed
 	eof     chan struct{}
 	idBase  string
+
+	conn *adapters.ConnTracker // reading input or not (conn.go)
 }
 
 // Immediate implements adapters.Immediate: printing never waits on a
@@ -100,6 +102,7 @@ func New(o Options) *Adapter {
 		texts:     make(map[string]*liveText),
 		tools:     make(map[string]shownTool),
 		eof:       make(chan struct{}),
+		conn:      adapters.NewConnTracker("terminal", o.Now),
 		// Message ids must stay unique across restarts: they are the dedupe key.
 		idBase: strconv.FormatInt(o.Now().UnixNano(), 36),
 	}
@@ -121,6 +124,8 @@ func Thread(name string) adapters.ThreadRef {
 // A line longer than the limit is refused (the operator is told) and
 // reading goes on with the next line.
 func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapters.Event) error) error {
+	a.conn.Set(adapters.Connected, nil)
+	defer a.conn.Set(adapters.Disconnected, nil)
 	lines := make(chan inputLine)
 	errc := make(chan error, 1)
 	go func() {
@@ -150,9 +155,12 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 				close(a.eof)
 				select {
 				case err := <-errc:
-					return fmt.Errorf("read console input: %w", err)
+					err = fmt.Errorf("read console input: %w", err)
+					a.conn.Set(adapters.Disconnected, err)
+					return err
 				default:
 				}
+				a.conn.Set(adapters.Disconnected, errInputEnded)
 				return nil
 			}
 			a.lineRead()

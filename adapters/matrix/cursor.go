@@ -9,6 +9,8 @@ import (
 
 	"maunium.net/go/mautrix"
 	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/adapters"
 )
 
 // cursor is the sync store. mautrix saves next_batch before it processes a
@@ -114,12 +116,15 @@ func (c *cursor) rewind() {
 }
 
 // trackingSyncer commits the sync position after a response is processed.
+// It also reports the sync's link: a response is news from the homeserver.
 type trackingSyncer struct {
 	*mautrix.DefaultSyncer
-	cur *cursor
+	cur  *cursor
+	conn *adapters.ConnTracker
 }
 
 func (s *trackingSyncer) ProcessResponse(ctx context.Context, resp *mautrix.RespSync, since string) error {
+	s.conn.Set(adapters.Connected, nil)
 	if err := s.DefaultSyncer.ProcessResponse(ctx, resp, since); err != nil {
 		return err
 	}
@@ -134,6 +139,7 @@ func (s *trackingSyncer) ProcessResponse(ctx context.Context, resp *mautrix.Resp
 
 // OnFailedSync retries transient failures sooner than mautrix's 10 s.
 func (s *trackingSyncer) OnFailedSync(res *mautrix.RespSync, err error) (time.Duration, error) {
+	s.conn.Set(adapters.Disconnected, err)
 	if errors.Is(err, mautrix.MUnknownToken) {
 		return 0, err
 	}

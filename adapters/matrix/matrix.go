@@ -112,6 +112,8 @@ type Adapter struct {
 	wg          sync.WaitGroup
 	seq         int64
 	closeCrypto func()
+
+	conn *adapters.ConnTracker // the sync loop's link (conn.go)
 }
 
 // New validates the configuration; it does no I/O.
@@ -169,6 +171,7 @@ func New(cfg Config) (*Adapter, error) {
 		typing:   make(map[id.RoomID]map[string]bool),
 		typers:   make(map[id.RoomID]chan struct{}),
 		closing:  make(chan struct{}),
+		conn:     adapters.NewConnTracker("sync", cfg.Now),
 	}
 	a.cur = &cursor{state: cfg.State, account: cfg.UserID, now: cfg.Now}
 	cli.Store = a.cur
@@ -225,7 +228,7 @@ func (a *Adapter) Connect(ctx context.Context) error {
 	syncer := mautrix.NewDefaultSyncer()
 	syncer.FilterJSON = &mautrix.Filter{Room: &mautrix.RoomFilter{Timeline: &mautrix.FilterPart{Limit: a.cfg.TimelineLimit}}}
 	syncer.OnSync(a.dropHistory)
-	a.cli.Syncer = &trackingSyncer{DefaultSyncer: syncer, cur: a.cur}
+	a.cli.Syncer = &trackingSyncer{DefaultSyncer: syncer, cur: a.cur, conn: a.conn}
 	a.register(syncer)
 	if err := a.setupCrypto(ctx, acct); err != nil {
 		return err
@@ -244,8 +247,10 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 	a.deliver = deliver
 	a.mu.Unlock()
 	if err := a.Connect(ctx); err != nil {
+		a.conn.Set(adapters.Disconnected, err)
 		return err
 	}
+	defer a.conn.Set(adapters.Disconnected, nil) // stopped
 
 	backoff := time.Second
 	for {
@@ -254,6 +259,7 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 		if ctx.Err() != nil {
 			return nil
 		}
+		a.conn.Set(adapters.Disconnected, err)
 		if time.Since(began) > 5*time.Minute {
 			backoff = time.Second // it had been working: a new problem
 		}

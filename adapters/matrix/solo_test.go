@@ -40,6 +40,8 @@ type soloOptions struct {
 	transport func(http.RoundTripper) http.RoundTripper
 	// editInterval replaces the 100 ms edit interval.
 	editInterval time.Duration
+	// observer, when set, is told of the adapter's requests.
+	observer adapters.APIObserver
 }
 
 func newSolo(t testing.TB, o soloOptions) *solo {
@@ -72,6 +74,9 @@ func newSolo(t testing.TB, o soloOptions) *solo {
 		t.Fatal(err)
 	}
 	s.ad = ad
+	if o.observer != nil {
+		ad.SetAPIObserver(o.observer)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -91,8 +91,10 @@ func (l *limiter) bucketLocked(method, channel string, now time.Time) (*bucket, 
 	return b, rate
 }
 
-// wait blocks until a call of method may be made, or ctx ends.
-func (l *limiter) wait(ctx context.Context, method, channel string) error {
+// wait blocks until a call of method may be made, or ctx ends. It
+// returns how long it slept for the budget or a Retry-After.
+func (l *limiter) wait(ctx context.Context, method, channel string) (time.Duration, error) {
+	var waited time.Duration
 	for {
 		l.mu.Lock()
 		now := l.now()
@@ -105,18 +107,20 @@ func (l *limiter) wait(ctx context.Context, method, channel string) error {
 				b.tokens--
 				l.sweepLocked(now)
 				l.mu.Unlock()
-				return nil
+				return waited, nil
 			}
 			d = time.Duration((1 - b.tokens) / rate * float64(time.Second))
 		}
 		l.mu.Unlock()
 		t := time.NewTimer(d)
+		slept := time.Now() // the real time slept: l.now may be a test's clock
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return waited + time.Since(slept), ctx.Err()
 		case <-t.C:
 		}
+		waited += time.Since(slept)
 	}
 }
 
@@ -204,10 +208,13 @@ func (a *Adapter) call(ctx context.Context, method, channel string, f func(conte
 	}
 	defer release()
 	for {
-		if err := a.lim.wait(ctx, method, channel); err != nil {
+		waited, err := a.lim.wait(ctx, method, channel)
+		a.waited(method, waited)
+		if err != nil {
 			return err
 		}
-		err := f(ctx)
+		err = f(ctx)
+		a.called(method, err)
 		var rl *slack.RateLimitedError
 		if errors.As(err, &rl) {
 			a.log.Debug("slack: rate limited", "method", method, "retry_after", rl.RetryAfter)
@@ -275,8 +282,10 @@ func (a *Adapter) tryCall(ctx context.Context, method, channel string, f func(co
 			return ctx.Err()
 		case <-t.C:
 		}
+		a.waited(method, wait)
 	}
 	err = f(ctx)
+	a.called(method, err)
 	var rl *slack.RateLimitedError
 	if errors.As(err, &rl) {
 		a.lim.penalize(method, rl.RetryAfter)

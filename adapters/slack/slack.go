@@ -82,6 +82,7 @@ type Adapter struct {
 	api *slack.Client
 	log *slog.Logger
 	lim *limiter
+	obs adapters.APIObserver // told of each Web API call (observe.go); nil: none
 	now func() time.Time
 	hc  *http.Client
 	// fileHC downloads files: it follows no redirect off FileOrigins.
@@ -126,6 +127,8 @@ type Adapter struct {
 	seen         seenLive
 
 	replays replayGuard // signed HTTP requests already handled
+
+	conn *adapters.ConnTracker // how the link stands (conn.go)
 }
 
 // New validates the configuration; it does no I/O.
@@ -180,6 +183,7 @@ func New(cfg Config) (*Adapter, error) {
 		prompts: outbox.NewRegistry[string, promptLoc](promptsCap, 0, cfg.Now),
 		threads: outbox.NewRegistry[string, *threadState](askerCap, 0, cfg.Now),
 		ready:   make(chan struct{}),
+		conn:    adapters.NewConnTracker(connVia(cfg), cfg.Now),
 	}
 	if cfg.Streaming {
 		a.streamOK = 0
@@ -220,8 +224,10 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 		return err
 	})
 	if err != nil {
+		a.conn.Set(adapters.Disconnected, fmt.Errorf("auth.test: %w", err))
 		return fmt.Errorf("slack auth.test: %w", err)
 	}
+	defer a.conn.Set(adapters.Disconnected, nil) // stopped
 	a.mu.Lock()
 	a.botUserID, a.botID, a.teamID, a.deliver = auth.UserID, auth.BotID, auth.TeamID, deliver
 	a.mu.Unlock()
@@ -238,6 +244,7 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 	if a.cfg.AppToken == "" {
 		// HTTP mode: Slack's retries of what it could not deliver while
 		// the bot was down have ended or come now; the rest is read back.
+		a.conn.Set(adapters.Connected, nil)
 		a.startCatchUp(ctx)
 		<-ctx.Done()
 		return nil
@@ -267,6 +274,7 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			a.conn.Set(adapters.Disconnected, err)
 			return fmt.Errorf("slack socket mode: %w", err)
 		case evt, ok := <-sm.Events:
 			if !ok {
@@ -278,6 +286,7 @@ func (a *Adapter) runSocket(ctx context.Context) error {
 }
 
 func (a *Adapter) onSocketEvent(ctx context.Context, sm *socketmode.Client, evt socketmode.Event) {
+	a.noteSocket(evt)
 	switch evt.Type {
 	case socketmode.EventTypeConnected:
 		a.log.Info("slack: socket connected")

@@ -45,6 +45,9 @@ type Courier struct {
 	ad  adapters.Adapter
 	log *slog.Logger
 
+	// posted, if set, is told of each post the platform took (onposted.go).
+	posted func(t adapters.ThreadRef, id string)
+
 	mu     sync.Mutex
 	lanes  map[adapters.ThreadRef]*lane
 	seq    uint64
@@ -378,6 +381,8 @@ func (c *Courier) resolve(l *lane, id, pid string, err error) {
 	if err != nil {
 		c.log.Warn("post message", "thread", l.thread.Key(), "err", err)
 		pid = ""
+	} else if c.posted != nil {
+		defer c.posted(l.thread, id) // once Posted says so too
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -219,15 +219,20 @@ func TestBotGone(t *testing.T) {
 	}
 }
 
-// TestCLIVersion: the CLI's version is read from the image, not the host;
-// a CLI the image lacks is an error, and neither leaves a container.
+// TestCLIVersion: the CLI's version is read from the image, not the host
+// (whose PATH has no claude here; the image holds a supported CLI); a CLI
+// the image lacks is an error, and neither leaves a container.
 func TestCLIVersion(t *testing.T) {
 	r := testRunner(t, func(c *Config) { c.User = "4242:4242" })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	v, err := r.CLIVersion(ctx, "claude")
-	if err != nil || !strings.HasPrefix(v, claudeproc.TestedVersion.String()+" ") {
-		t.Errorf("CLIVersion = %q, %v; want %s", v, err, claudeproc.TestedVersion)
+	t.Setenv("PATH", t.TempDir())
+	raw, err := r.CLIVersion(ctx, "claude")
+	if err != nil || !strings.HasSuffix(raw, " (Claude Code)") {
+		t.Fatalf("CLIVersion = %q, %v; want what claude --version prints", raw, err)
+	}
+	if v, err := claudeproc.ParseVersion(raw); err != nil || claudeproc.Classify(v) == claudeproc.CompatIncompatible {
+		t.Errorf("CLIVersion = %q (%v): the image's CLI is older than the minimum %s", raw, err, claudeproc.MinVersion)
 	}
 	if v, err := r.CLIVersion(ctx, "/no/such/claude"); err == nil || !strings.Contains(err.Error(), "/no/such/claude") {
 		t.Errorf("CLIVersion of a missing CLI = %q, %v", v, err)

@@ -5,6 +5,7 @@
 //	claudeops            run every adapter whose credentials are set (the console when none is)
 //	claudeops console    run the console adapter
 //	claudeops version    print the bot's version and the detected CLI's compatibility
+//	claudeops healthcheck  exit 0 if the running bot's /healthz answers 200 (the image's HEALTHCHECK)
 package main
 
 import (
@@ -41,6 +42,9 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 	if len(args) > 0 {
 		cmd = args[0]
 	}
+	if cmd == "healthcheck" { // asks the running bot; needs none of the configuration
+		return healthcheck(context.Background(), environ, healthTimeout, stdout, stderr)
+	}
 	cfg, err := loadConfig(environ)
 	starting := cmd == "run" || cmd == "console"
 	if err != nil && !starting {
@@ -72,6 +76,7 @@ const usage = `usage:
   claudeops            run the bot: Slack and/or Matrix when their credentials are set, else the console
   claudeops console    run the console adapter
   claudeops version    print the bot's version and the Claude Code CLI's compatibility
+  claudeops healthcheck  exit 0 if the running bot's /healthz (at CLAUDEOPS_HTTP_ADDR) answers 200, else 1
   claudeops backup F   copy the bot's database to the new file F (online: the bot may run)
 `
 

@@ -30,8 +30,8 @@ func TestVersionCommand(t *testing.T) {
 		code     int
 		contains []string
 	}{
-		{"real CLI", func(t *testing.T) string { return testcli.Bin(t) }, []string{"version"}, 0, []string{"claudeops ", "claude CLI: 2.1.330", "compatibility: compatible"}},
-		{"newer CLI warns", func(t *testing.T) string { return fakeCLI(t, "2.9.0") }, []string{"version"}, 0, []string{"degraded"}},
+		{"newer CLI warns", func(t *testing.T) string { return fakeCLI(t, "2.9.0") }, []string{"version"}, 0, []string{"compatibility: likely compatible", "newer than the tested"}},
+		{"unreadable version runs degraded", func(t *testing.T) string { return fakeCLI(t, "nightly") }, []string{"version"}, 0, []string{"compatibility: degraded", "cannot read its version"}},
 		{"older CLI refused", func(t *testing.T) string { return fakeCLI(t, "1.0.22") }, []string{"version"}, 78, []string{"incompatible", "older than the minimum"}},
 		{"missing CLI", func(t *testing.T) string { return filepath.Join(t.TempDir(), "none") }, []string{"version"}, 72, []string{"not found"}},
 		{"bot start refuses an old CLI", func(t *testing.T) string { return fakeCLI(t, "1.0.22") }, nil, 78, []string{"older than the minimum"}},
@@ -52,6 +52,29 @@ func TestVersionCommand(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVersionCommandRealCLI: `claudeops version` reads the CLI under test
+// (whichever scripts/test runs) and places it in the supported range.
+func TestVersionCommandRealCLI(t *testing.T) {
+	bin := testcli.Bin(t)
+	want := testcli.BinVersion(t, bin)
+	level := "compatible"
+	if v, err := claudeproc.ParseVersion(want); err == nil && v.Compare(claudeproc.TestedVersion) > 0 {
+		level = "likely compatible"
+	}
+	var out, errb bytes.Buffer
+	code := run([]string{"version"}, []string{"CLAUDEOPS_CLAUDE_BIN=" + bin, "PATH=" + os.Getenv("PATH")}, strings.NewReader(""), &out, &errb)
+	all := out.String() + errb.String()
+	if code != 0 {
+		t.Errorf("exit %d; output:\n%s", code, all)
+	}
+	for _, s := range []string{"claudeops ", "claude CLI: " + want + " (", "compatibility: " + level + " — ",
+		"supported: >= " + claudeproc.MinVersion.String() + ", tested up to " + claudeproc.TestedVersion.String()} {
+		if !strings.Contains(all, s) {
+			t.Errorf("output lacks %q:\n%s", s, all)
+		}
 	}
 }
 
@@ -90,8 +113,11 @@ func TestMatrixConfigErrors(t *testing.T) {
 	}
 }
 
-// TestVersionPinsAgree: the CLI version is pinned in four places; they must
-// not drift apart.
+// TestVersionPinsAgree: the tested CLI version is pinned in five places
+// (claudeproc.TestedVersion, testcli.Version, the Dockerfile, scripts/test
+// and scripts/docker-engine); they must not drift apart. The minimum is
+// named only by claudeproc.MinVersion: scripts/test reads it from
+// `claudeops version` (TestVersionCommandRealCLI holds that line).
 func TestVersionPinsAgree(t *testing.T) {
 	want := claudeproc.TestedVersion.String()
 	if testcli.Version != want {
@@ -102,8 +128,9 @@ func TestVersionPinsAgree(t *testing.T) {
 		t.Errorf("scripts/dendrite pins %q, internal/dendrite.Version is %s (%v)", m, dendrite.Version, err)
 	}
 	for file, re := range map[string]string{
-		"../../Dockerfile":   `ARG CLAUDE_CLI_VERSION=(\S+)`,
-		"../../scripts/test": `CLI_VERSION=(\S+)`,
+		"../../Dockerfile":            `ARG CLAUDE_CLI_VERSION=(\S+)`,
+		"../../scripts/test":          `(?m)^CLI_VERSION=(\S+)`,
+		"../../scripts/docker-engine": `(?m)^CLI_VERSION=(\S+)`,
 	} {
 		b, err := os.ReadFile(file)
 		if err != nil {

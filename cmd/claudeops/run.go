@@ -18,6 +18,7 @@ import (
 	slackadapter "github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/metrics"
 	"github.com/claudeops/claudeops/scheduler"
 	"github.com/claudeops/claudeops/store"
 )
@@ -71,7 +72,7 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	default:
 		log.Info(info.Message, "bin", info.Bin)
 	}
-	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout)
+	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, info)
 }
 
 func releaseLock(l *store.Lock, log *slog.Logger) {
@@ -83,11 +84,12 @@ func releaseLock(l *store.Lock, log *slog.Logger) {
 // runBot builds the app and runs it until ctx ends (a signal), a part
 // fails, or, for the console, its input ends and the running turns are
 // done; then it stops the parts in order (see app.shutdown).
-func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer) int {
+func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer, cli claudeproc.VersionInfo) int {
 	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout)
 	if a == nil {
 		return code
 	}
+	a.health.seedCLI(cli) // /readyz starts from the start's check
 	return a.run(ctx)
 }
 
@@ -101,8 +103,10 @@ type app struct {
 	sl     *slackadapter.Adapter
 	mx     *matrixadapter.Adapter
 	srv    *http.Server // nil without CLAUDEOPS_HTTP_ADDR
+	health *health      // /healthz, /readyz (health.go); nil without it
 	ln     net.Listener
 	stdout io.Writer
+	met    *metrics.Metrics // what /metrics shows (metrics.go)
 }
 
 // buildApp checks the platforms' configuration, opens the store and builds
@@ -165,6 +169,7 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 		return exitFailure
 	}
 	bcfg := botConfig(cfg, runner, log)
+	bcfg.Observer = a.observe()
 	if useConsole {
 		// The person at the console is the operator: allowed, and an admin.
 		bcfg.AllowedUsers = append(bcfg.AllowedUsers, console.OperatorID)
@@ -187,6 +192,7 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 			log.Error("matrix configuration", "err", err)
 			return exitConfig
 		}
+		a.mx.SetAPIObserver(a.met)
 		a.b.AddAdapter(a.mx)
 		// Logged in before Recover: it edits prompts a previous run left open.
 		if err := a.mx.Connect(ctx); err != nil {
@@ -200,13 +206,15 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 	}
 	scfg := cfg.Scheduler
 	scfg.Logger = log
+	scfg.Observer = a.met
 	if a.sch, err = scheduler.New(scfg, a.st, a.b); err != nil {
 		log.Error("scheduler", "err", err)
 		return exitFailure
 	}
 	a.b.SetScheduler(a.sch)
 	if cfg.HTTPAddr != "" {
-		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.sl, a.b); err != nil {
+		a.health = a.newHealth(cfg, runner)
+		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.sl, a.health, a.met.Handler()); err != nil {
 			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
 			return exitFailure
 		}
@@ -325,6 +333,7 @@ func (a *app) run(ctx context.Context) int {
 // the order.
 func (a *app) shutdown(stages ...*stage) {
 	a.log.Info("shutting down")
+	a.health.beginShutdown() // /healthz and /readyz answer 503
 	for _, s := range stages {
 		a.log.Info("shutdown: stopping " + s.name)
 		s.stop()
@@ -399,15 +408,14 @@ func newMatrix(cfg config, st *store.Store, mayInvite func(string) bool, log *sl
 }
 
 // newHTTP makes the server for Slack's HTTP mode at /slack/events and the
-// operational endpoints (/healthz), listening on addr.
-func newHTTP(addr string, sl *slackadapter.Adapter, b *bot.Bot) (*http.Server, net.Listener, error) {
+// operational endpoints (/healthz, /readyz, /metrics), listening on addr.
+func newHTTP(addr string, sl *slackadapter.Adapter, h *health, metricsH http.Handler) (*http.Server, net.Listener, error) {
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metricsH)
 	if sl != nil {
 		mux.Handle("POST /slack/events", sl.HTTPHandler())
 	}
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "ok\nlive_sessions %d\n", b.LiveSessions())
-	})
+	h.register(mux)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err

@@ -98,7 +98,7 @@ func checkImageCLI(ctx context.Context, r *docker.Runner, bin string) error {
 	switch claudeproc.Classify(v) {
 	case claudeproc.CompatIncompatible:
 		return fmt.Errorf("claude CLI %s in the image is older than the minimum supported %s", v, claudeproc.MinVersion)
-	case claudeproc.CompatDegraded:
+	case claudeproc.CompatLikely:
 		slog.Warn("claude CLI in the image is newer than the tested one; it may have protocol changes", "version", v.String(), "tested", claudeproc.TestedVersion.String())
 	default:
 		slog.Info("claude CLI in the image", "version", v.String(), "tested", claudeproc.TestedVersion.String())

@@ -13,27 +13,21 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/claudeops/claudeops/internal/testcli"
 )
 
 // ---------------------------------------------------------------------------
 // Smoke tests against the real CLI
 
-// claudeBin returns the pinned CLI: $CLAUDEOPS_TEST_CLAUDE_BIN, else the
-// local install used during development, else the test is skipped.
+// claudeBin returns the CLI under test (testcli.Bin: the pinned one, or
+// the version scripts/test runs).
 func claudeBin(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the real Claude Code CLI")
 	}
-	if bin := os.Getenv("CLAUDEOPS_TEST_CLAUDE_BIN"); bin != "" {
-		return bin
-	}
-	const local = "/tmp/clitest/node_modules/.bin/claude"
-	if _, err := os.Stat(local); err == nil {
-		return local
-	}
-	t.Skip("CLAUDEOPS_TEST_CLAUDE_BIN not set and no local CLI install")
-	return ""
+	return testcli.Bin(t)
 }
 
 type cliProc struct {

@@ -104,3 +104,41 @@ func TestWaitRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightAnswered: the CLI's HEAD /api/hello warm-up gets 200 with no
+// body, is counted apart from model requests and fails nothing; a HEAD of
+// any other path, or another method on /api/hello, is still unexpected.
+func TestPreflightAnswered(t *testing.T) {
+	ftb := &fakeTB{TB: t}
+	s := Start(ftb, nil)
+	do := func(method, path string) *http.Response {
+		req, err := http.NewRequest(method, s.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	resp := do(http.MethodHead, "/api/hello")
+	if resp.StatusCode != http.StatusOK || resp.ContentLength > 0 {
+		t.Errorf("HEAD /api/hello: %d, length %d", resp.StatusCode, resp.ContentLength)
+	}
+	if n, reqs := s.Preflights(), s.Requests(); n != 1 || len(reqs) != 0 {
+		t.Errorf("after the preflight: %d preflights, %d model requests; want 1, 0", n, len(reqs))
+	}
+	if resp := do(http.MethodHead, "/v1/messages"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("HEAD /v1/messages: %d", resp.StatusCode)
+	}
+	if resp := do(http.MethodGet, "/api/hello"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("GET /api/hello: %d", resp.StatusCode)
+	}
+	ftb.runCleanups()
+	all := strings.Join(ftb.errs, "\n")
+	if strings.Contains(all, "HEAD /api/hello") || !strings.Contains(all, "HEAD /v1/messages") || !strings.Contains(all, "GET /api/hello") {
+		t.Errorf("cleanup errors:\n%s", all)
+	}
+}

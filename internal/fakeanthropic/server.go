@@ -1,12 +1,16 @@
 // Package fakeanthropic is a fake Anthropic Messages API for driving the real
-// Claude Code CLI (2.1.330) offline in tests.
+// Claude Code CLI offline in tests (written against 2.1.330, used with every
+// version scripts/test runs).
 //
 // Start a Server with a Script, point the CLI at it with
 // ANTHROPIC_BASE_URL=<Server.URL>, and inspect the requests the CLI sent with
-// Server.Requests / Server.WaitRequests. Only POST /v1/messages is answered
-// (the CLI adds "?beta=true"); any other path gets a 404 and fails the test
-// at cleanup. Streaming replies follow the SSE sequence the CLI accepts (every
-// event has an "event:" line); see shared/CLAUDE_CLI.md §2.
+// Server.Requests / Server.WaitRequests. POST /v1/messages is answered (the
+// CLI adds "?beta=true"), and so is the connection warm-up older CLIs
+// (2.1.100 … 2.1.289) send at start, HEAD /api/hello: 200 and no body,
+// counted by Preflights and not recorded as a model request. Any other
+// request gets a 404 and fails the test at cleanup. Streaming replies follow
+// the SSE sequence the CLI accepts (every event has an "event:" line); see
+// shared/CLAUDE_CLI.md §2.
 package fakeanthropic
 
 import (
@@ -51,12 +55,13 @@ type Server struct {
 
 	scriptMu sync.Mutex // serialises script calls
 
-	mu       sync.Mutex
-	closed   bool
-	handlers sync.WaitGroup
-	requests []*Request
-	changed  chan struct{} // closed and replaced when requests grows
-	errs     []string      // unexpected paths, bad bodies, script panics
+	mu         sync.Mutex
+	closed     bool
+	handlers   sync.WaitGroup
+	requests   []*Request
+	preflights int           // HEAD /api/hello answered
+	changed    chan struct{} // closed and replaced when requests grows
+	errs       []string      // unexpected paths, bad bodies, script panics
 }
 
 // DefaultText is the text answered when the Script is nil (and to a probe
@@ -162,6 +167,13 @@ func (s *Server) WaitRequests(n int, timeout time.Duration) []*Request {
 	return reqs
 }
 
+// Preflights is how many HEAD /api/hello warm-ups the server answered.
+func (s *Server) Preflights() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.preflights
+}
+
 func (s *Server) record(r *Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,6 +198,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	n := responseSeq.Add(1)
 	w.Header().Set("request-id", "req_fake_"+strconv.FormatInt(n, 10))
 
+	if hr.Method == http.MethodHead && hr.URL.Path == "/api/hello" {
+		// The CLI ignores the answer (it only opens the connection early);
+		// a 404 would be a test failure, so answer it as the API does.
+		s.mu.Lock()
+		s.preflights++
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	if hr.Method != http.MethodPost || hr.URL.Path != "/v1/messages" {
 		s.Errorf("unexpected request %s %s", hr.Method, hr.URL.RequestURI())
 		writeError(w, http.StatusNotFound, "not_found_error", "fakeanthropic: only POST /v1/messages is served")

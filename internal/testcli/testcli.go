@@ -1,19 +1,25 @@
-// Package testcli finds the pinned Claude Code CLI that scripts/test
-// installs, for tests that run the real CLI.
+// Package testcli finds the Claude Code CLI that scripts/test installs, for
+// tests that run the real CLI: the pinned one, or whichever version
+// CLAUDEOPS_TEST_CLAUDE_BIN names (scripts/test runs the real-CLI tests
+// with several). Such a test asserts what BinVersion reports, never the pin.
 package testcli
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 )
 
-// Version is the pinned CLI version the tests install and run.
+// Version is the pinned CLI version: the one scripts/test installs first
+// and Bin falls back to.
 const Version = "2.1.330"
 
-// Bin returns the path of the pinned CLI. It uses CLAUDEOPS_TEST_CLAUDE_BIN,
-// else the copy scripts/test caches in <repo>/.cache. When neither exists
+// Bin returns the path of the CLI under test. It uses CLAUDEOPS_TEST_CLAUDE_BIN,
+// else the pinned copy scripts/test caches in <repo>/.cache. When neither exists
 // the test is skipped, unless CLAUDEOPS_REQUIRE_CLI=1 (set by scripts/test
 // and CI), where a missing CLI fails the test instead.
 func Bin(t testing.TB) string {
@@ -35,6 +41,35 @@ func Bin(t testing.TB) string {
 	}
 	t.Skip("the pinned Claude Code CLI is not installed (scripts/test installs it)")
 	return ""
+}
+
+var (
+	versionsMu sync.Mutex
+	versions   = map[string]string{} // bin → what BinVersion found
+	versionRE  = regexp.MustCompile(`^(\d+\.\d+\.\d+) `)
+)
+
+// BinVersion is the version bin reports: the number `bin --version` prints
+// first ("2.1.302" of "2.1.302 (Claude Code)"), read here rather than
+// through claudeproc so that it can be the oracle of claudeproc's tests. It
+// fails the test when bin does not run or prints no version.
+func BinVersion(t testing.TB, bin string) string {
+	t.Helper()
+	versionsMu.Lock()
+	defer versionsMu.Unlock()
+	if v, ok := versions[bin]; ok {
+		return v
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	m := versionRE.FindStringSubmatch(strings.TrimSpace(string(out)))
+	if m == nil {
+		t.Fatalf("%s --version printed %q: no version", bin, out)
+	}
+	versions[bin] = m[1]
+	return m[1]
 }
 
 // RepoRoot is the directory of go.mod above the working directory (a
