@@ -95,6 +95,9 @@ func EndLeftover(ctx context.Context, g Group, grace time.Duration) (Leftover, e
 	}
 	if g.Keeper.PID > 1 && g.Keeper.PID != os.Getpid() && g.Keeper.Current() {
 		_ = syscall.Kill(g.Keeper.PID, syscall.SIGKILL)
+		// SIGKILL is delivered asynchronously: wait, so that what the
+		// caller reports next is what runs.
+		waitUntil(ctx, grace, func() bool { return !running(g.Keeper) })
 	}
 	if !g.Leader.Current() {
 		return g.unprovenOutcome()
