@@ -295,4 +295,18 @@ CREATE INDEX turns_running ON turns (id) WHERE ended_at IS NULL;
 ALTER TABLE received_messages ADD COLUMN settled INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX received_messages_unsettled ON received_messages (thread_key) WHERE settled = 0;
 `),
+	// Repository workspaces: a channel bound to a repository, each thread's
+	// worktree and branch, schedules that push, and the branch and commit
+	// a run left.
+	sqlMigration("workspaces", `
+ALTER TABLE channels ADD COLUMN repo TEXT NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN repo TEXT NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN worktree TEXT NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE threads ADD COLUMN base_commit TEXT NOT NULL DEFAULT '';
+CREATE INDEX threads_worktree ON threads (last_activity) WHERE worktree != '';
+ALTER TABLE schedules ADD COLUMN push INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE schedule_runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE schedule_runs ADD COLUMN commit_id TEXT NOT NULL DEFAULT '';
+`),
 }

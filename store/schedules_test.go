@@ -17,7 +17,7 @@ func testSchedule() Schedule {
 		Spec: "CRON_TZ=Europe/Berlin 30 2 * * *", TimeZone: "Europe/Berlin", Prompt: "update deps",
 		Platform: "slack", Channel: "slack/T1/C1", Cwd: "/srv/api", Model: "opus", CreatedBy: "U1",
 		ApprovalPolicy: "park", Timeout: 90 * time.Second, Overlap: "queue", CatchUp: 2 * time.Hour,
-		CreatedAt: tNs, UpdatedAt: tNs,
+		Push: true, CreatedAt: tNs, UpdatedAt: tNs,
 	}
 }
 
@@ -45,7 +45,7 @@ func TestSchedulesCRUD(t *testing.T) {
 
 	// Update replaces everything but CreatedAt.
 	up := want
-	up.Spec, up.Prompt, up.Overlap, up.Paused = "@hourly", "other", "skip", true
+	up.Spec, up.Prompt, up.Overlap, up.Paused, up.Push = "@hourly", "other", "skip", true, false
 	up.CreatedAt, up.UpdatedAt = t3, t2
 	if err := s.UpdateSchedule(ctx, up); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,8 @@ func TestScheduleRuns(t *testing.T) {
 	}
 
 	fin := ScheduleRun{ScheduleID: id, Slot: slot, EndedAt: t3, Status: RunSucceeded, SessionID: "sess",
-		ThreadKey: "slack/C1/9.9", Result: "done", CostUSD: 0.25, InputTokens: 10, OutputTokens: 20, NumTurns: 3}
+		ThreadKey: "slack/C1/9.9", Result: "done", CostUSD: 0.25, InputTokens: 10, OutputTokens: 20, NumTurns: 3,
+		Branch: "claudeops/schedule-1-20260102-0304", Commit: "89abcdef"}
 	if err := s.FinishRun(ctx, fin); err != nil {
 		t.Fatal(err)
 	}

@@ -112,6 +112,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"index received_messages_received_at",
 		"index received_messages_unsettled",
 		"index threads_last_activity",
+		"index threads_worktree",
 		"index turns_channel_ended",
 		"index turns_notice_owed",
 		"index turns_running",

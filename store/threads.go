@@ -15,15 +15,21 @@ type Thread struct {
 	SessionID, Cwd, Model, Mode string
 	State                       string // "idle", "running", "closed", …: free text
 	CreatedAt, LastActivity     time.Time
+	// The thread's workspace, in a channel bound to a repository: the
+	// repository, the worktree's path ("" once removed), its branch and the
+	// commit the branch started from.
+	Repo, Worktree, Branch, BaseCommit string
 }
 
-const threadColumns = `key, platform, channel, thread_id, started_by, session_id, cwd, model, mode, state, created_at, last_activity`
+const threadColumns = `key, platform, channel, thread_id, started_by, session_id, cwd, model, mode, state, created_at, last_activity,
+	repo, worktree, branch, base_commit`
 
 func scanThread(r scanner) (Thread, error) {
 	var t Thread
 	var created, last sql.NullInt64
 	err := r.Scan(&t.Key, &t.Platform, &t.Channel, &t.ThreadID, &t.StartedBy,
-		&t.SessionID, &t.Cwd, &t.Model, &t.Mode, &t.State, &created, &last)
+		&t.SessionID, &t.Cwd, &t.Model, &t.Mode, &t.State, &created, &last,
+		&t.Repo, &t.Worktree, &t.Branch, &t.BaseCommit)
 	t.CreatedAt, t.LastActivity = timeOf(created), timeOf(last)
 	return t, err
 }
@@ -43,7 +49,7 @@ func (s *Store) GetThread(ctx context.Context, key string) (t Thread, ok bool, e
 func (s *Store) SaveThread(ctx context.Context, t Thread) error {
 	_, err := s.write.ExecContext(ctx, `
 INSERT INTO threads (`+threadColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET
 	platform = excluded.platform,
 	channel = excluded.channel,
@@ -55,10 +61,15 @@ ON CONFLICT (key) DO UPDATE SET
 	mode = excluded.mode,
 	state = excluded.state,
 	created_at = COALESCE(threads.created_at, excluded.created_at),
-	last_activity = excluded.last_activity`,
+	last_activity = excluded.last_activity,
+	repo = excluded.repo,
+	worktree = excluded.worktree,
+	branch = excluded.branch,
+	base_commit = excluded.base_commit`,
 		t.Key, t.Platform, t.Channel, t.ThreadID, t.StartedBy,
 		t.SessionID, t.Cwd, t.Model, t.Mode, t.State,
-		nullTime(t.CreatedAt), nullTime(t.LastActivity))
+		nullTime(t.CreatedAt), nullTime(t.LastActivity),
+		t.Repo, t.Worktree, t.Branch, t.BaseCommit)
 	if err != nil {
 		return fmt.Errorf("save thread %s: %w", t.Key, err)
 	}
@@ -77,8 +88,10 @@ func (s *Store) ListThreads(ctx context.Context) ([]Thread, error) {
 
 // Channel is the settings of one platform channel or room.
 type Channel struct {
-	Key       string
-	Cwd       string
+	Key string
+	Cwd string
+	// Repo is the repository the channel is bound to ("" for none).
+	Repo      string
 	UpdatedBy string
 	UpdatedAt time.Time
 }
@@ -86,7 +99,7 @@ type Channel struct {
 func scanChannel(r scanner) (Channel, error) {
 	var c Channel
 	var updated sql.NullInt64
-	err := r.Scan(&c.Key, &c.Cwd, &c.UpdatedBy, &updated)
+	err := r.Scan(&c.Key, &c.Cwd, &c.UpdatedBy, &updated, &c.Repo)
 	c.UpdatedAt = timeOf(updated)
 	return c, err
 }
@@ -95,7 +108,7 @@ func scanChannel(r scanner) (Channel, error) {
 // none were saved.
 func (s *Store) GetChannel(ctx context.Context, key string) (c Channel, ok bool, err error) {
 	c, ok, err = queryOne(ctx, s.read, scanChannel,
-		`SELECT key, cwd, updated_by, updated_at FROM channels WHERE key = ?`, key)
+		`SELECT key, cwd, updated_by, updated_at, repo FROM channels WHERE key = ?`, key)
 	if err != nil {
 		return Channel{}, false, fmt.Errorf("get channel %s: %w", key, err)
 	}
@@ -105,14 +118,27 @@ func (s *Store) GetChannel(ctx context.Context, key string) (c Channel, ok bool,
 // SaveChannel inserts c or replaces the channel with c's Key.
 func (s *Store) SaveChannel(ctx context.Context, c Channel) error {
 	_, err := s.write.ExecContext(ctx, `
-INSERT INTO channels (key, cwd, updated_by, updated_at) VALUES (?, ?, ?, ?)
+INSERT INTO channels (key, cwd, updated_by, updated_at, repo) VALUES (?, ?, ?, ?, ?)
 ON CONFLICT (key) DO UPDATE SET
 	cwd = excluded.cwd,
 	updated_by = excluded.updated_by,
-	updated_at = excluded.updated_at`,
-		c.Key, c.Cwd, c.UpdatedBy, nullTime(c.UpdatedAt))
+	updated_at = excluded.updated_at,
+	repo = excluded.repo`,
+		c.Key, c.Cwd, c.UpdatedBy, nullTime(c.UpdatedAt), c.Repo)
 	if err != nil {
 		return fmt.Errorf("save channel %s: %w", c.Key, err)
 	}
 	return nil
+}
+
+// IdleWorktrees returns the threads that still have a worktree and were
+// last active before idleBefore, least recently active first.
+func (s *Store) IdleWorktrees(ctx context.Context, idleBefore time.Time) ([]Thread, error) {
+	ts, err := queryAll(ctx, s.read, scanThread,
+		`SELECT `+threadColumns+` FROM threads WHERE worktree != '' AND last_activity < ? ORDER BY last_activity, key`,
+		idleBefore.UnixMilli())
+	if err != nil {
+		return nil, fmt.Errorf("list idle worktrees: %w", err)
+	}
+	return ts, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestThreads(t *testing.T) {
@@ -12,6 +13,7 @@ func TestThreads(t *testing.T) {
 		Key: "slack/C1/1700000000.000100", Platform: "slack", Channel: "C1", ThreadID: "1700000000.000100",
 		StartedBy: "U1", SessionID: "5f0c…", Cwd: "/srv/api", Model: "opus", Mode: "default",
 		State: "running", CreatedAt: tNs, LastActivity: t2,
+		Repo: "/srv/git/api.git", Worktree: "/ws/worktrees/thread-1", Branch: "claudeops/thread-1", BaseCommit: "0123abcd",
 	}
 	norm := func(th Thread) Thread {
 		th.CreatedAt, th.LastActivity = ms(th.CreatedAt), ms(th.LastActivity)
@@ -81,6 +83,31 @@ func TestThreads(t *testing.T) {
 			t.Errorf("order %v, want %v", keys, want)
 		}
 	})
+
+	t.Run("idle worktrees", func(t *testing.T) {
+		s := openTest(t)
+		for _, th := range []Thread{
+			{Key: "old", Worktree: "/w/old", LastActivity: t1},
+			{Key: "older", Worktree: "/w/older", LastActivity: t1.Add(-time.Hour)},
+			{Key: "removed", LastActivity: t1},
+			{Key: "recent", Worktree: "/w/recent", LastActivity: t3},
+		} {
+			if err := s.SaveThread(ctx, th); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ts, err := s.IdleWorktrees(ctx, t2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, th := range ts {
+			keys = append(keys, th.Key)
+		}
+		if want := []string{"older", "old"}; !reflect.DeepEqual(keys, want) {
+			t.Errorf("idle worktrees %v, want %v", keys, want)
+		}
+	})
 }
 
 func TestChannels(t *testing.T) {
@@ -91,8 +118,8 @@ func TestChannels(t *testing.T) {
 		saves []Channel
 		want  Channel
 	}{
-		{"every field", []Channel{{Key: "slack/C1", Cwd: "/srv/api", UpdatedBy: "U1", UpdatedAt: tNs}},
-			Channel{Key: "slack/C1", Cwd: "/srv/api", UpdatedBy: "U1", UpdatedAt: ms(tNs)}},
+		{"every field", []Channel{{Key: "slack/C1", Cwd: "/srv/api", Repo: "/srv/git/api.git", UpdatedBy: "U1", UpdatedAt: tNs}},
+			Channel{Key: "slack/C1", Cwd: "/srv/api", Repo: "/srv/git/api.git", UpdatedBy: "U1", UpdatedAt: ms(tNs)}},
 		{"upsert", []Channel{
 			{Key: "matrix/!r:x", Cwd: "/a", UpdatedBy: "@a:x", UpdatedAt: t1},
 			{Key: "matrix/!r:x", Cwd: "/b", UpdatedBy: "@b:x", UpdatedAt: t2},
