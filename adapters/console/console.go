@@ -70,6 +70,7 @@ type Adapter struct {
 	tools   map[string]shownTool // message id -> how a tool line was last printed
 	eof     chan struct{}
 	idBase  string
+	said    history // what each thread said, for ReadThread (files.go)
 
 	conn *adapters.ConnTracker // reading input or not (conn.go)
 }
@@ -227,6 +228,7 @@ func (a *Adapter) handleLine(ctx context.Context, line string, deliver func(cont
 			Mentioned: true,
 		},
 	}
+	a.remember(a.current, adapters.Said{ID: ev.Message.ID, User: user, Text: text})
 	a.mu.Unlock()
 	if err := deliver(ctx, ev); err != nil {
 		a.mu.Lock()

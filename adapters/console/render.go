@@ -62,6 +62,7 @@ func (a *Adapter) render(ref adapters.MessageRef, m adapters.Message) {
 		for _, l := range lines(m.Text) {
 			a.printf(th, "* %s", l)
 		}
+		a.remember(th, adapters.Said{ID: ref.ID, User: claudeUser, FromBot: true, Text: m.Text})
 	case adapters.KindFooter:
 		a.printf(th, "— %s", m.Text)
 	}
@@ -91,6 +92,7 @@ func (a *Adapter) renderText(ref adapters.MessageRef, m adapters.Message) {
 	}
 	a.writeText(lt, end, m.Final)
 	if m.Final {
+		a.remember(lt.thread, adapters.Said{ID: ref.ID, User: claudeUser, FromBot: true, Text: m.Text})
 		if a.open == lt {
 			a.endLine()
 			a.open = nil

@@ -47,9 +47,20 @@ func longOutput(tool *adapters.Tool) bool {
 
 // sendFile uploads data and posts it as an m.file in t's thread.
 func (a *Adapter) sendFile(ctx context.Context, t adapters.ThreadRef, name, mime string, data []byte) error {
+	_, err := a.sendFileEvent(ctx, t, name, mime, "", data)
+	return err
+}
+
+// sendFileEvent uploads data and posts it as an m.file in t's thread, with
+// caption (plain text) as its body when there is one.
+func (a *Adapter) sendFileEvent(ctx context.Context, t adapters.ThreadRef, name, mime, caption string, data []byte) (id.EventID, error) {
 	room := id.RoomID(t.Channel)
+	body := name
+	if caption != "" {
+		body = caption // a body other than the filename is a caption
+	}
 	c := &event.MessageEventContent{
-		MsgType: event.MsgFile, Body: name, FileName: name, Mentions: &event.Mentions{},
+		MsgType: event.MsgFile, Body: body, FileName: name, Mentions: &event.Mentions{},
 		Info: &event.FileInfo{MimeType: mime, Size: len(data)},
 	}
 	upload, uploadMime := data, mime
@@ -62,7 +73,7 @@ func (a *Adapter) sendFile(ctx context.Context, t adapters.ThreadRef, name, mime
 	}
 	resp, err := a.cli.UploadBytes(ctx, upload, uploadMime)
 	if err != nil {
-		return fmt.Errorf("upload %s: %w", name, err)
+		return "", fmt.Errorf("upload %s: %w", name, err)
 	}
 	if ef != nil {
 		c.File = &event.EncryptedFileInfo{EncryptedFile: *ef, URL: resp.ContentURI.CUString()}
@@ -70,10 +81,11 @@ func (a *Adapter) sendFile(ctx context.Context, t adapters.ThreadRef, name, mime
 		c.URL = resp.ContentURI.CUString()
 	}
 	a.closeStatus(t)
-	if _, err := a.sendInThread(ctx, t, c); err != nil {
-		return fmt.Errorf("post %s: %w", name, err)
+	evID, err := a.sendInThread(ctx, t, c)
+	if err != nil {
+		return "", fmt.Errorf("post %s: %w", name, err)
 	}
-	return nil
+	return evID, nil
 }
 
 // attachment describes the file of an m.file, m.image, m.audio or m.video;

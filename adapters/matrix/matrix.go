@@ -107,6 +107,8 @@ type Adapter struct {
 	typing   map[id.RoomID]map[string]bool // threads with a turn running, per room
 	typers   map[id.RoomID]chan struct{}   // the running typer of a room, woken by SetStatus
 
+	upload uploadLimit // the homeserver's, as last asked (sendfile.go)
+
 	closing     chan struct{} // closed by Close: background work ends
 	closeOnce   sync.Once
 	wg          sync.WaitGroup

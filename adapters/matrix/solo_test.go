@@ -24,6 +24,7 @@ import (
 // clients. Its tests need no CLI.
 type solo struct {
 	t       testing.TB
+	srv     *dendrite.Server
 	ad      *matrix.Adapter
 	botUser *dendrite.User
 	alice   *dendrite.Client
@@ -42,12 +43,14 @@ type soloOptions struct {
 	editInterval time.Duration
 	// observer, when set, is told of the adapter's requests.
 	observer adapters.APIObserver
+	// maxUpload, when set, is the homeserver's upload limit.
+	maxUpload int64
 }
 
 func newSolo(t testing.TB, o soloOptions) *solo {
 	t.Helper()
-	srv := dendrite.Start(t)
-	s := &solo{t: t, botUser: srv.Register(t, "claude")}
+	srv := dendrite.StartWith(t, dendrite.Options{MaxUploadBytes: o.maxUpload})
+	s := &solo{t: t, srv: srv, botUser: srv.Register(t, "claude")}
 	copts := dendrite.ClientOptions{Crypto: o.crypto}
 	s.alice = srv.Client(t, srv.Register(t, "alice"), copts)
 	s.bob = srv.Client(t, srv.Register(t, "bob"), copts)

@@ -44,8 +44,9 @@ type Server struct {
 	URL        string // http://127.0.0.1:port
 	ServerName string // the part after the colon in user IDs
 
-	secret string // shared secret for admin registration
-	dir    string
+	secret    string // shared secret for admin registration
+	dir       string
+	maxUpload int64
 }
 
 // User is an account on the server, logged in on a device of its own.
@@ -56,13 +57,33 @@ type User struct {
 	DeviceID    id.DeviceID
 }
 
+// Options configure StartWith.
+type Options struct {
+	// MaxUploadBytes is the media API's upload limit (max_file_size_bytes,
+	// served as m.upload.size); 0 means 256 MiB.
+	MaxUploadBytes int64
+}
+
+// defaultMaxUpload: tests send files far over the bot's 20 MiB attachment
+// limit (Dendrite's own default is 10 MiB).
+const defaultMaxUpload = 256 << 20
+
 // Start runs a fresh Dendrite for the test and stops it when the test ends.
 // Without the binaries it skips the test, unless CLAUDEOPS_REQUIRE_DENDRITE=1
 // (scripts/test, CI), where that is a failure.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with opts.
+func StartWith(t testing.TB, opts Options) *Server {
+	t.Helper()
 	bin := binDir(t)
-	s := &Server{ServerName: "localhost", secret: rand.Text(), dir: t.TempDir()}
+	s := &Server{ServerName: "localhost", secret: rand.Text(), dir: t.TempDir(), maxUpload: opts.MaxUploadBytes}
+	if s.maxUpload <= 0 {
+		s.maxUpload = defaultMaxUpload
+	}
 
 	key := filepath.Join(s.dir, "matrix_key.pem")
 	if out, err := exec.Command(filepath.Join(bin, "generate-keys"), "-private-key", key).CombinedOutput(); err != nil {
@@ -121,8 +142,7 @@ func binDir(t testing.TB) string {
 // (SQLite cannot share one between them). Registration is closed except
 // through the shared secret, and rate limiting is off so tests never see 429
 // from the client API; bcrypt cost 4 keeps logins fast. Uploads may be up
-// to 256 MiB (Dendrite's default is 10 MiB): tests send files far over the
-// bot's 20 MiB limit. No logging hooks:
+// to s.maxUpload. No logging hooks:
 // Dendrite always logs at info level to its stdout, which Start sends to
 // dendrite.log in the data directory.
 func (s *Server) config(keyPath string) string {
@@ -144,14 +164,14 @@ client_api:
   rate_limiting: {enabled: false}
 federation_api: {database: %s, key_perspectives: []}
 key_server: {database: %s}
-media_api: {database: %s, base_path: %q, max_file_size_bytes: 268435456}
+media_api: {database: %s, base_path: %q, max_file_size_bytes: %d}
 mscs: {database: %s}
 relay_api: {database: %s}
 room_server: {database: %s}
 sync_api: {database: %s, search: {enabled: false}}
 user_api: {account_database: %s, bcrypt_cost: 4}
 `, s.ServerName, keyPath, filepath.Join(s.dir, "jetstream"), s.secret,
-		db("federationapi"), db("keyserver"), db("mediaapi"), filepath.Join(s.dir, "media"),
+		db("federationapi"), db("keyserver"), db("mediaapi"), filepath.Join(s.dir, "media"), s.maxUpload,
 		db("mscs"), db("relayapi"), db("roomserver"), db("syncapi"), db("userapi"))
 }
 

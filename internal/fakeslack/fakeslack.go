@@ -152,9 +152,10 @@ type Options struct {
 	// ForbidMentions makes live mention syntax (<!here>, <!channel>,
 	// <!everyone>, <@U…>, <#C…>, <!subteam^…>, bare @here/@channel/
 	// @everyone) in anything a bot write leaves a message showing a
-	// Violation: checked after every post, update, ephemeral and stream
-	// call on the message's whole content (a stream's pieces concatenated),
-	// so a mention assembled from pieces is caught the moment it is whole.
+	// Violation: checked after every post, update, ephemeral, stream and
+	// file share (its initial_comment) on the message's whole content (a
+	// stream's pieces concatenated), so a mention assembled from pieces is
+	// caught the moment it is whole.
 	// For tests whose bot output comes from the model.
 	ForbidMentions bool
 

@@ -80,6 +80,7 @@ func (s *Server) apiCompleteUpload(p params) result {
 		f.Channel, f.ThreadTS, f.MessageTS = ch.ID, m.threadTS, m.ts
 	}
 	ch.add(m)
+	s.wroteLocked("files.completeUploadExternal", m)
 	s.echoNewLocked(ch, m)
 	return okRes(map[string]any{"files": out})
 }
