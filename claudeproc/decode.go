@@ -173,6 +173,11 @@ func (d *decoder) decodeTyped(typ, subtype string, line []byte) (Event, error) {
 		ev := &ControlRequest{RequestID: w.RequestID, Raw: w.Request}
 		_, sub, _ := sniffType(w.Request)
 		ev.Subtype = sub
+		if sub == "mcp_message" {
+			if m, ok := decodeMCPMessage(w.RequestID, w.Request); ok {
+				return m, nil
+			}
+		}
 		if sub == "can_use_tool" {
 			var c CanUseTool
 			err := json.Unmarshal(w.Request, &c)

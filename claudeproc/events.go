@@ -200,7 +200,8 @@ type StreamEvent struct {
 }
 
 // ControlRequest is a control_request from the CLI. can_use_tool is the only
-// subtype 2.1.330 sends; others arrive with Subtype set and Raw kept.
+// subtype 2.1.330 sends on its own (mcp_message, with SDK MCP servers,
+// becomes an MCPMessage); others arrive with Subtype set and Raw kept.
 type ControlRequest struct {
 	RequestID string
 	Subtype   string
@@ -309,7 +310,10 @@ func (r *Result) TurnCostUSD() float64 {
 // Duration is the turn's wall time as the CLI measured it.
 func (r *Result) Duration() time.Duration { return time.Duration(r.DurationMS) * time.Millisecond }
 
-// ToolProgress is tool_progress, sent by older and newer CLIs (not 2.1.330).
+// ToolProgress is tool_progress, sent by older and newer CLIs; 2.1.330
+// sends it as a heartbeat of an MCP tool call still running after 30 s,
+// with ToolUseID "<call's id>-heartbeat-<n>" and the call's id as
+// ParentToolUseID.
 type ToolProgress struct {
 	Meta
 	ToolUseID          string  `json:"tool_use_id"`

@@ -28,6 +28,9 @@ type Options struct {
 	MaxTurns           int
 	// Guard, when set, keeps tool decisions with the host; see Guard.
 	Guard *Guard
+	// SDKMCPServers names MCP servers the host serves itself over the
+	// control protocol (MCPMessage, RespondMCP; see mcp.go).
+	SDKMCPServers []string
 	// Runner starts the CLI; nil is Local{}, a child process of ours.
 	Runner Runner
 	// Session names the session to the runner.
@@ -80,6 +83,7 @@ func (o *Options) Args() []string {
 	} else if o.PermissionMode != "" {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
+	args = append(args, o.mcpArgs()...)
 	if o.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)
 	}

@@ -194,6 +194,9 @@ func (p *Process) readLoop() {
 			}
 			return
 		}
+		if p.screenMCP(ev) {
+			continue
+		}
 		switch e := ev.(type) {
 		case *ControlResponse:
 			p.mu.Lock()
