@@ -166,7 +166,8 @@ func resolveExisting(p string) string {
 	}
 }
 
-// rules are the permission rules that can apply to this thread.
+// rules are the permission rules that can apply to this thread, the
+// built-in ones last.
 func (w *worker) rules(ctx context.Context) ([]approvals.Rule, error) {
 	all, err := w.store.Rules(ctx)
 	if err != nil {
@@ -176,7 +177,7 @@ func (w *worker) rules(ctx context.Context) ([]approvals.Rule, error) {
 	for _, r := range all {
 		out = append(out, approvals.Rule{ID: r.ID, Scope: approvals.Scope(r.Scope), ScopeKey: r.ScopeKey, Effect: approvals.Effect(r.Effect), Tool: r.Tool, Pattern: r.Pattern})
 	}
-	return out, nil
+	return append(out, builtinRules...), nil
 }
 
 // failPrompt denies a request that could not be put before a person.

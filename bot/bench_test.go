@@ -246,6 +246,8 @@ func (p *benchProc) Interrupt(context.Context, bool) (claudeproc.InterruptResult
 func (p *benchProc) SetPermissionMode(_ context.Context, m string) (string, error) { return m, nil }
 func (p *benchProc) SetModel(_ context.Context, m string) (string, error)          { return m, nil }
 
+func (p *benchProc) RespondMCP(string, json.RawMessage) error { return nil }
+
 func (p *benchProc) Close(context.Context) claudeproc.ExitInfo {
 	p.once.Do(func() {
 		close(p.events)

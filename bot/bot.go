@@ -60,6 +60,8 @@ type Config struct {
 
 	// Limits bound turns' time and spend (limits.go).
 	Limits Limits
+	// Workspace binds channels to git repositories (workspace.go).
+	Workspace WorkspaceConfig
 
 	// Observer is told what sessions do, for metrics (observe.go);
 	// default: nobody.
@@ -107,6 +109,7 @@ func (c *Config) defaults() {
 		c.Observer = nopObserver{}
 	}
 	c.Limits.defaults()
+	c.Workspace.defaults()
 }
 
 // Bot routes chat events to one worker per thread. Create it with New, then
@@ -212,11 +215,15 @@ func (b *Bot) outbound(platform string) adapters.Adapter {
 func (b *Bot) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	sweep := time.NewTicker(b.cfg.Workspace.Sweep)
+	defer sweep.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			b.shutdown()
 			return nil
+		case <-sweep.C:
+			b.sweepWorktrees(ctx)
 		case <-tick.C:
 			for _, p := range b.reg.Expire() {
 				b.toWorker(adapters.ThreadKey(p.ThreadKey), input{kind: inExpired, pending: p})

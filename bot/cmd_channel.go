@@ -48,7 +48,13 @@ func (w *worker) cmdCwd(ctx context.Context, ev adapters.Event, args []string) {
 		return
 	}
 	dir = resolved
-	if err := w.store.SaveChannel(ctx, store.Channel{Key: w.ref.ChannelKey(), Cwd: dir, UpdatedBy: ev.User.ID, UpdatedAt: w.now()}); err != nil {
+	c, _, err := w.store.GetChannel(ctx, w.ref.ChannelKey())
+	if err != nil {
+		w.reply(ctx, "Could not read the channel's settings: "+err.Error())
+		return
+	}
+	c.Key, c.Cwd, c.UpdatedBy, c.UpdatedAt = w.ref.ChannelKey(), dir, ev.User.ID, w.now()
+	if err := w.store.SaveChannel(ctx, c); err != nil {
 		w.reply(ctx, "Could not save: "+err.Error())
 		return
 	}
@@ -95,7 +101,7 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 		var lines []string
 		for _, r := range rules {
 			if w.appliesHere(r) {
-				lines = append(lines, fmt.Sprintf("%d. %s %s (%s)", r.ID, r.Effect, r.Spec(), r.Scope))
+				lines = append(lines, ruleLine(r))
 			}
 		}
 		if len(lines) == 0 {

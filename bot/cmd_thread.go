@@ -12,7 +12,7 @@ import (
 // The commands about the thread's session: status, stop, new, mode,
 // model, cost.
 
-func (w *worker) cmdStatus(ctx context.Context, _ adapters.Event, _ []string) {
+func (w *worker) cmdStatus(ctx context.Context, ev adapters.Event, _ []string) {
 	state := "no session yet"
 	switch {
 	case w.view.turn != nil:
@@ -45,6 +45,7 @@ func (w *worker) cmdStatus(ctx context.Context, _ adapters.Event, _ []string) {
 	if w.thread.SessionID != "" {
 		lines = append(lines, "Session: "+w.thread.SessionID)
 	}
+	lines = append(lines, w.workspaceLines(ctx, w.isAdmin(ev.User.ID))...)
 	w.reply(ctx, strings.Join(lines, "\n"))
 }
 
@@ -81,6 +82,7 @@ func (w *worker) cmdNew(ctx context.Context, ev adapters.Event, _ []string) {
 	w.saveThread(ctx)
 	w.audit(ctx, ev.User.ID, "new", "session", "", true)
 	w.reply(ctx, "Session ended. Your next message starts a fresh conversation.")
+	w.releaseWorktree(ctx, "This thread's session ended")
 }
 
 func (w *worker) cmdMode(ctx context.Context, ev adapters.Event, args []string) {

@@ -35,6 +35,8 @@ func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
 		if e.CanUseTool != nil {
 			w.onCanUseTool(ctx, e)
 		}
+	case *claudeproc.MCPMessage:
+		w.onMCP(e)
 	case *claudeproc.ControlCancelRequest:
 		w.onCancelRequest(ctx, e.RequestID)
 	case *claudeproc.CommandLifecycle:
@@ -163,11 +165,13 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	if stopped == "" && budgetExhausted(r) {
 		stopped = w.onBudgetResult(ctx, r)
 	}
+	w.afterTurnChanges(ctx)
 	if w.schedRun != nil {
 		out := resultOutcome(r, cost)
 		if stopped != "" {
 			out.err = errors.New("stopped: " + stopped)
 		}
+		w.runBranch(ctx, &out)
 		w.finishRun(out)
 		// Free the slot now: a reply in this thread resumes the session.
 		w.stop("")

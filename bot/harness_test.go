@@ -248,6 +248,8 @@ func (h *harness) absent(from int, pattern string) {
 //	ask one / ask two asks a single-select question / two multi-select ones
 //	slow <word>       streams slowly until released (hold channel)
 //	recall            says whether the history mentions "pineapple"
+//	sendfile <p> [c]  calls the bot's send_file tool on path p, comment c
+//	readthread        calls the bot's read_thread tool
 //	anything else     answers "ok: <text>"
 func script(hold <-chan struct{}) fakeanthropic.Script {
 	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
@@ -285,6 +287,11 @@ func script(hold <-chan struct{}) fakeanthropic.Script {
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Write", map[string]string{"file_path": path, "content": content})}}
 		case strings.HasPrefix(text, "run "):
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": strings.TrimPrefix(text, "run "), "description": "as asked"})}}
+		case strings.HasPrefix(text, "sendfile "):
+			path, comment, _ := strings.Cut(strings.TrimPrefix(text, "sendfile "), " ")
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("mcp__claudeops__send_file", map[string]string{"path": path, "comment": comment})}}
+		case text == "readthread":
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("mcp__claudeops__read_thread", map[string]int{"limit": 20})}}
 		case text == "ask one":
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("AskUserQuestion", json.RawMessage(askOne))}}
 		case text == "ask two":

@@ -368,6 +368,8 @@ func (f *fakeProc) SetPermissionMode(_ context.Context, mode string) (string, er
 
 func (f *fakeProc) SetModel(_ context.Context, model string) (string, error) { return model, nil }
 
+func (f *fakeProc) RespondMCP(string, json.RawMessage) error { return nil }
+
 func (f *fakeProc) Close(ctx context.Context) claudeproc.ExitInfo {
 	f.mu.Lock()
 	f.closing = true

@@ -205,6 +205,10 @@ func (w *worker) scheduleAdd(ctx context.Context, ev adapters.Event, sc Scheduli
 		return
 	}
 	s.Prompt = prompt
+	if s.Push && w.repo(ctx) == "" {
+		w.reply(ctx, "Not scheduled: --push needs a repository bound to this channel (`repo <path or URL>`, admins).")
+		return
+	}
 	scheduleAddMu.Lock()
 	if why := w.scheduleQuota(ctx, ev.User.ID); why != "" {
 		scheduleAddMu.Unlock()
@@ -246,6 +250,9 @@ func (w *worker) scheduleList(ctx context.Context) {
 		} else if len(next) > 0 {
 			state = " · next " + formatTimes(next)
 		}
+		if s.Push {
+			state += " · pushes its branch"
+		}
 		lines = append(lines, fmt.Sprintf("%d. `%s` — %s · by %s%s", s.ID, s.Spec, shorten(s.Prompt, 120), s.CreatedBy, state))
 	}
 	if len(lines) == 0 {
@@ -279,6 +286,12 @@ func (w *worker) scheduleRuns(ctx context.Context, s store.Schedule) {
 		}
 		if r.ThreadKey != "" {
 			l += " · thread " + r.ThreadKey
+		}
+		if r.Branch != "" {
+			l += " · branch `" + r.Branch + "`"
+			if r.Commit != "" {
+				l += " at " + shortCommit(r.Commit)
+			}
 		}
 		if r.Error != "" {
 			l += " · " + shorten(oneLine(r.Error), 120)
@@ -317,7 +330,8 @@ func (w *worker) scheduleChange(ctx context.Context, ev adapters.Event, sc Sched
 // scheduleOptions reads the options that may come before the prompt:
 // --park (ask the creator and admins instead of denying unattended
 // requests), --queue (run overlapping slots after the current one instead
-// of skipping them), --timeout <duration>, --catch-up <duration>.
+// of skipping them), --push (commit and push the run's branch when it
+// changed files), --timeout <duration>, --catch-up <duration>.
 func scheduleOptions(s *store.Schedule, rest string) (string, error) {
 	rest = strings.TrimSpace(rest)
 	for strings.HasPrefix(rest, "--") {
@@ -327,6 +341,8 @@ func scheduleOptions(s *store.Schedule, rest string) (string, error) {
 			s.ApprovalPolicy = "park"
 		case "--queue":
 			s.Overlap = "queue"
+		case "--push":
+			s.Push = true
 		case "--timeout", "--catch-up":
 			val, after := splitWord(tail)
 			d, err := time.ParseDuration(val)
@@ -340,7 +356,7 @@ func scheduleOptions(s *store.Schedule, rest string) (string, error) {
 			}
 			tail = after
 		default:
-			return "", fmt.Errorf("unknown option %s (options: --park, --queue, --timeout <d>, --catch-up <d>)", opt)
+			return "", fmt.Errorf("unknown option %s (options: --park, --queue, --push, --timeout <d>, --catch-up <d>)", opt)
 		}
 		rest = strings.TrimSpace(tail)
 	}

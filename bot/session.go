@@ -27,6 +27,7 @@ type process interface {
 	SetPermissionMode(ctx context.Context, mode string) (string, error)
 	SetModel(ctx context.Context, model string) (string, error)
 	Close(ctx context.Context) claudeproc.ExitInfo
+	RespondMCP(requestID string, response json.RawMessage) error
 }
 
 var _ process = (*claudeproc.Process)(nil)

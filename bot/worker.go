@@ -9,6 +9,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/mcptools"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -23,6 +24,7 @@ const (
 	inStopRun                    // a scheduled run's time is up
 	inRules                      // the channel's deny rules changed
 	inBudget                     // another thread spent the channel's budget
+	inReclaim                    // the thread's worktree has been idle past its TTL
 )
 
 type input struct {
@@ -76,6 +78,9 @@ type worker struct {
 	clock turnClock
 	// arrived is when the event being handled reached the bot.
 	arrived time.Time
+	// wsSnap names the worktree's content when the turn began (or after
+	// the last summary), so a turn's end can say what it changed.
+	wsSnap string
 
 	idleTimer *time.Timer
 }
@@ -201,6 +206,8 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		w.stopRun(ctx)
 	case inBudget:
 		w.onChannelOverBudget(ctx)
+	case inReclaim:
+		w.reclaimIdle(ctx)
 	case inEvent:
 		w.arrived = in.at
 		w.onEvent(ctx, in.ev)
@@ -337,6 +344,9 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 		w.slots.setBusy(string(w.key), true)
 		return nil
 	}
+	if err := w.ensureWorkspace(ctx); err != nil {
+		return err
+	}
 	// Waiting for a slot, and starting claude, end with the bot.
 	id, err := w.sess.open(ctx, w.life, w.options, w.thread.SessionID, w.schedRun == nil)
 	if id != "" {
@@ -357,6 +367,7 @@ func (w *worker) options() claudeproc.Options {
 		Model:          w.thread.Model,
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
+		SDKMCPServers:  []string{mcptools.ServerName},
 		Runner:         w.cfg.Runner,
 		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: string(w.ref.Key())},
 		// Claude is told how to read the sender line of each message.
@@ -368,14 +379,23 @@ func (w *worker) options() claudeproc.Options {
 	}
 }
 
-// cwd is the channel's working directory, else the configured default.
+// cwd is the thread's worktree, else the channel's working directory, else
+// the configured default.
 func (w *worker) cwd(ctx context.Context) string {
+	if w.thread.Worktree != "" {
+		return w.thread.Worktree
+	}
 	if c, ok, err := w.store.GetChannel(ctx, w.ref.ChannelKey()); err == nil && ok && c.Cwd != "" {
 		return c.Cwd
 	}
 	if w.thread.Cwd != "" {
 		return w.thread.Cwd
 	}
+	return w.defaultCwd()
+}
+
+// defaultCwd is CLAUDEOPS_WORKDIR, absolute.
+func (w *worker) defaultCwd() string {
 	dir, err := filepath.Abs(w.cfg.Workdir)
 	if err != nil {
 		return w.cfg.Workdir

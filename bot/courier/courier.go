@@ -82,6 +82,7 @@ const (
 	jobAsk
 	jobUpdate
 	jobStatus
+	jobFile
 )
 
 type job struct {
@@ -90,9 +91,10 @@ type job struct {
 	id     string // the message's id: provisional for a post, as given for edits
 	msg    adapters.Message
 	prompt adapters.Prompt
-	status string // jobStatus only
+	status string           // jobStatus only
+	file   adapters.OutFile // jobFile only
 	ctx    context.Context
-	done   chan askResult // jobAsk only
+	done   chan askResult // jobAsk and jobFile
 }
 
 type askResult struct {
@@ -268,7 +270,7 @@ func (c *Courier) waitingLocked(ref adapters.MessageRef, kinds ...jobKind) *job 
 	}
 	for i := len(l.jobs) - 1; i >= 0; i-- {
 		j := l.jobs[i]
-		if j.id != ref.ID || j.kind == jobAsk {
+		if j.id != ref.ID || j.kind == jobAsk || j.kind == jobFile {
 			continue
 		}
 		for _, k := range kinds {
@@ -362,6 +364,8 @@ func (c *Courier) do(l *lane, j *job) {
 		}
 		ref, err := c.ad.Ask(j.ctx, j.thread, j.prompt)
 		j.done <- askResult{ref: ref, err: err}
+	case jobFile:
+		j.done <- c.postFile(j)
 	}
 }
 

@@ -112,6 +112,7 @@ func (c *config) settingChecks() []problem {
 	return []problem{
 		above0("CLAUDEOPS_IDLE_TIMEOUT", c.IdleTimeout),
 		above0("CLAUDEOPS_APPROVAL_TIMEOUT", c.ApprovalTimeout),
+		above0("CLAUDEOPS_WORKTREE_TTL", c.WorktreeTTL),
 		above0("CLAUDEOPS_MATRIX_EDIT_INTERVAL", c.MatrixEditInterval),
 		atLeast("CLAUDEOPS_MAX_SESSIONS", c.MaxSessions, 1, ""),
 		atLeast("CLAUDEOPS_MAX_LINE_BYTES", c.MaxLineBytes, 64<<10, ""),

@@ -46,6 +46,12 @@ type config struct {
 	MaxLineBytes    int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
 	LogLevel        string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
 	LogFormat       string        `env:"CLAUDEOPS_LOG_FORMAT" envDefault:"text"`
+	// Workspaces holds the clones and worktrees of bound repositories
+	// (workspaces.go): set, or derived beside the XDG data home.
+	Workspaces  string        `env:"CLAUDEOPS_WORKSPACES"`
+	WorktreeTTL time.Duration `env:"CLAUDEOPS_WORKTREE_TTL" envDefault:"168h"`
+	// Repos binds channels to repositories: "<channel key>=<path or URL>".
+	Repos []string `env:"CLAUDEOPS_REPOS"`
 	// Per-user quotas (admins exempt); 0 means no cap.
 	MaxThreadsPerUser   int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
 	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
@@ -92,6 +98,7 @@ func loadConfig(environ []string) (config, error) {
 	c.Runner.noteSecretFiles(m)
 	bad = append(bad, asProblems(c.readSecretFiles(m))...)
 	bad = append(bad, asProblems(c.placeState(m))...)
+	bad = append(bad, c.placeWorkspaces(m)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}
 	}

@@ -170,6 +170,10 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 	}
 	bcfg := botConfig(cfg, runner, log)
 	bcfg.Observer = a.observe()
+	if bcfg.Workspace.Manager, err = newWorkspaces(cfg, log); err != nil {
+		log.Error("set up the workspaces", "err", err)
+		return exitFailure
+	}
 	if useConsole {
 		// The person at the console is the operator: allowed, and an admin.
 		bcfg.AllowedUsers = append(bcfg.AllowedUsers, console.OperatorID)
@@ -230,7 +234,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		Workdir:         cfg.Workdir,
 		AllowedUsers:    cfg.AllowedUsers,
 		Admins:          cfg.Admins,
-		ProtectedPaths:  append(ownFiles(cfg), lockFiles(cfg)...),
+		ProtectedPaths:  append(append(ownFiles(cfg), lockFiles(cfg)...), workspaceOwnDirs(cfg)...),
 		MaxSessions:     cfg.MaxSessions,
 		IdleTimeout:     cfg.IdleTimeout,
 		ApprovalTimeout: cfg.ApprovalTimeout,
@@ -240,6 +244,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
 		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
 		Limits:              cfg.Limits.bot(),
+		Workspace:           bot.WorkspaceConfig{Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL},
 	}
 }
 
