@@ -18,47 +18,55 @@ import (
 // mcpTimeout bounds one answer: an upload to a slow platform included.
 const mcpTimeout = 5 * time.Minute
 
-// onMCP answers one of the CLI's MCP messages. The answer may wait on the
-// platform (an upload), so it is made off the worker's goroutine: the
-// bot's wait group owns it, and it ends with the bot (life) or its timeout;
-// it answers the process the message came from (a newer process never
-// gets a stale answer).
+// onMCP answers one of the CLI's MCP messages with the process's server.
+// The answer may wait on the platform (an upload), so it is made off the
+// worker's goroutine: the bot's wait group owns it, and it ends with the
+// bot (life), its timeout, or the CLI's notifications/cancelled (the
+// server cancels the call it names); it answers the process the message
+// came from (a newer process never gets a stale answer).
 func (w *worker) onMCP(e *claudeproc.MCPMessage) {
-	proc := w.sess.proc
+	proc, srv := w.sess.proc, w.sess.mcp
 	if proc == nil {
 		return
 	}
-	env, maxFile := w.mcpEnv()
+	if srv == nil {
+		// Not made at start (a test's process): nothing waits on a platform here.
+		srv = mcptools.New(w.mcpEnv(context.Background()))
+		w.sess.mcp = srv
+	}
 	life := w.life
 	w.b.wg.Add(1)
 	go func() {
 		defer w.b.wg.Done()
 		ctx, cancel := context.WithTimeout(life, mcpTimeout)
 		defer cancel()
-		if maxFile != nil {
-			// Asked here: a platform may have to be asked (Matrix's media config).
-			env.MaxFile = maxFile(ctx)
-		}
-		resp, err := mcptools.New(env).Handle(ctx, e.Message)
+		resp, err := srv.Handle(ctx, e.Message)
 		if err != nil {
 			w.log.Warn("mcp message", "err", err)
 			resp = mcpError(e.Message, err)
 		}
 		if err := proc.RespondMCP(e.RequestID, resp); err != nil {
-			w.log.Warn("answer mcp message", "err", err)
+			w.log.Debug("answer mcp message", "err", err)
 		}
 	}()
 }
 
+// maxSendFile caps what send_file posts, whatever the platform allows:
+// the file is held in memory while it is posted.
+const maxSendFile = 100 << 20
+
 // mcpEnv is what the tools may reach: the session's working directory
-// (its worktree in a bound channel), this thread's posts and history;
-// maxFile, when files can be posted, asks the platform's limit.
-func (w *worker) mcpEnv() (env mcptools.Env, maxFile func(context.Context) int64) {
-	env = mcptools.Env{Dir: w.cwd(context.Background())}
+// (its worktree in a bound channel), this thread's posts and history. The
+// platform's file limit is asked now, bounded: the CLI's MCP handshake
+// must never wait on a platform.
+func (w *worker) mcpEnv(ctx context.Context) mcptools.Env {
+	env := mcptools.Env{Dir: w.cwd(ctx)}
 	ref, ad := w.ref, w.ad
 	if fp, ok := w.opt.(adapters.FilePoster); ok {
 		if post, ok := ad.(adapters.FilePoster); ok {
-			maxFile = fp.MaxFileBytes
+			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			env.MaxFile = min(fp.MaxFileBytes(lctx), maxSendFile)
+			cancel()
 			env.Post = func(ctx context.Context, f adapters.OutFile) error {
 				_, err := post.PostFile(ctx, ref, f)
 				return err
@@ -70,7 +78,7 @@ func (w *worker) mcpEnv() (env mcptools.Env, maxFile func(context.Context) int64
 			return tr.ReadThread(ctx, ref, limit)
 		}
 	}
-	return env, maxFile
+	return env
 }
 
 // mcpError is a JSON-RPC error answering msg, for when the server itself

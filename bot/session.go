@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/mcptools"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -70,8 +71,11 @@ type session struct {
 	// budget is the --max-budget-usd of a process starting now (budget.go).
 	budget func() (budgetCap, bool)
 
-	proc    process
-	events  <-chan claudeproc.Event
+	proc   process
+	events <-chan claudeproc.Event
+	// mcp answers the process's MCP messages (mcp.go): one per process, so
+	// that a cancellation reaches the call it names.
+	mcp     *mcptools.Server
 	started bool          // this process printed system/init at least once
 	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
 	// cap is the process's --max-budget-usd (when capped); used is what
@@ -214,6 +218,6 @@ func (s *session) close(drain func(claudeproc.Event)) claudeproc.ExitInfo {
 
 // ended forgets the process and gives its slot back.
 func (s *session) ended() {
-	s.proc, s.events = nil, nil
+	s.proc, s.events, s.mcp = nil, nil, nil
 	s.slots.release(string(s.key))
 }

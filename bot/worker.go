@@ -357,6 +357,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	}
 	w.thread.State = "live"
 	w.saveThread(ctx)
+	w.sess.mcp = mcptools.New(w.mcpEnv(ctx))
 	return nil
 }
 

@@ -165,6 +165,17 @@ func TestWorktreeCommandsAreTheStarters(t *testing.T) {
 	}
 	h.say("/as bob repo /tmp")
 	h.expect(`Only admins can bind a repository`)
+
+	// status: the branch for everyone, the workspaces' disk use for admins.
+	from := h.cursor
+	h.say("/as bob status")
+	h.expect("Branch: `" + th.Branch + "` from [0-9a-f]+ · worktree ")
+	h.say("help") // a line after status: bob's status has been shown whole
+	h.expect(`Commands`)
+	h.absent(from, `Workspaces: `)
+	h.say("status")
+	h.expect("Branch: `" + th.Branch + "`")
+	h.expect(`^\[main\] \* Workspaces: \d+(\.\d)? [KMG]iB on disk$`)
 }
 
 // TestWorktreeNewKeepsUnpushedBranch: `new` removes the worktree; a branch
