@@ -24,11 +24,17 @@
 //     "git add", which would run a git in each nested repository, under
 //     that repository's own configuration.
 //   - Repository arguments are refused before git sees them when they start
-//     with "-", name a transport helper ("ext::…") or are relative; a URL's
-//     credential is kept in the clone's config file (never on a command
-//     line) and redacted from every error and log line.
+//     with "-", name a transport helper ("ext::…") or are relative. An
+//     http(s) URL's credential never reaches a command line or the clone's
+//     config: it goes, in the environment, as an Authorization header; it
+//     is redacted from every error and log line.
 //   - Names become ref components and directory names of [a-z0-9_-] only;
 //     a Worktree handed back is checked against the workspaces directory.
 //   - Push sends exactly refs/heads/<branch>:refs/heads/<branch>, never
 //     forced, no tags.
+//
+// What is trusted: the clones' config files under repos/ (hooks, an
+// fsmonitor or a hooks path set there are disabled all the same, but a
+// filter defined there would run: a session must not write there) and the
+// operator's environment variables that are passed on.
 package workspace

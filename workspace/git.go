@@ -138,7 +138,7 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	cmd.Env = append(slices.Clone(m.env), c.env...)
 	cmd.Dir = m.dir // never a worktree: nothing is discovered from the cwd
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	if c.stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.stdin)

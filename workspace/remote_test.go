@@ -261,13 +261,17 @@ func TestNetworkTimeoutAndCancel(t *testing.T) {
 
 	// Over http the connection is git-remote-http's, a child of git:
 	// cancelling must end it too, not git alone.
-	arrived, gone := make(chan struct{}, 1), make(chan struct{}, 1)
+	arrived, gone, stop := make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
-		<-r.Context().Done()
-		gone <- struct{}{}
+		select {
+		case <-r.Context().Done():
+			gone <- struct{}{}
+		case <-stop: // the test is over; let Close return
+		}
 	}))
 	defer srv.Close()
+	defer close(stop)
 	ctx, cancel = context.WithCancel(testCtx(t))
 	go func() { _, err := m2.Check(ctx, srv.URL+"/silent.git"); done <- err }()
 	<-arrived

@@ -109,10 +109,9 @@ func (m *Manager) repoRef(repo string) (*repoRef, error) {
 		clone: filepath.Join(m.reposDir(), key),
 		trees: filepath.Join(m.treesDir(), key),
 	}
-	r.splitCredential()
-	if len(r.auth) > 0 {
+	if basic := r.splitCredential(); basic != "" {
 		m.mu.Lock()
-		m.secrets[strings.TrimPrefix(r.auth[2], "GIT_CONFIG_VALUE_0=Authorization: Basic ")] = struct{}{}
+		m.secrets[basic] = struct{}{}
 		m.mu.Unlock()
 	}
 	return r, nil
@@ -122,14 +121,15 @@ func (m *Manager) repoRef(repo string) (*repoRef, error) {
 // given and sends it instead as a header from the environment of the calls
 // that reach the remote: git hands a remote's URL to its helper process
 // (git-remote-https) on the command line, which every user may read, while
-// a process's environment is its owner's.
-func (r *repoRef) splitCredential() {
+// a process's environment is its owner's. It returns the header's
+// credential, "" when there is none.
+func (r *repoRef) splitCredential() (basic string) {
 	u, err := url.Parse(r.repo)
 	if err != nil || u.User == nil || !strings.Contains(r.repo, "://") || (u.Scheme != "http" && u.Scheme != "https") {
-		return
+		return ""
 	}
 	pass, _ := u.User.Password()
-	basic := base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pass))
+	basic = base64.StdEncoding.EncodeToString([]byte(u.User.Username() + ":" + pass))
 	u.User = nil
 	r.url = u.String()
 	r.auth = []string{
@@ -137,6 +137,7 @@ func (r *repoRef) splitCredential() {
 		"GIT_CONFIG_KEY_0=http." + r.url + ".extraHeader",
 		"GIT_CONFIG_VALUE_0=Authorization: Basic " + basic,
 	}
+	return basic
 }
 
 // rememberSecret keeps a URL's password (or token-as-user), both as
