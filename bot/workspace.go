@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -284,6 +283,3 @@ func redactRepo(repo string) string {
 	}
 	return scheme + "://…@" + rest[at+1:]
 }
-
-// errNoWorktree: a repository command in a thread without a worktree.
-var errNoWorktree = errors.New("this thread has no worktree")
