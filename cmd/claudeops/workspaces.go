@@ -32,7 +32,9 @@ func (c *config) placeWorkspaces(m map[string]string) []problem {
 		return []problem{{name: "CLAUDEOPS_WORKSPACES", value: c.Workspaces, want: err.Error()}}
 	}
 	for _, p := range statePaths(*c) {
-		if rp, err := realPath(p); err == nil && (fspath.Within(rp, ws) || fspath.Within(ws, rp)) {
+		// Any state inside the workspaces, or the workspaces inside the
+		// state directory (the other paths are files).
+		if rp, err := realPath(p); err == nil && (fspath.Within(rp, ws) || (p == c.StateDir && fspath.Within(ws, rp))) {
 			bad = append(bad, problem{name: "CLAUDEOPS_WORKSPACES", value: c.Workspaces,
 				want: fmt.Sprintf("it and the bot's state (%s) overlap: a session works in its worktree; choose a directory apart from CLAUDEOPS_STATE_DIR", rp)})
 			break
