@@ -2,7 +2,10 @@ package adapters
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // OutFile is a file the bot posts into a thread on Claude's behalf (the
@@ -51,4 +54,31 @@ type ThreadReader interface {
 	// not address the bot, and the bot's own marked FromBot. Only t is
 	// read; it never reaches another thread or channel.
 	ReadThread(ctx context.Context, t ThreadRef, limit int) ([]Said, error)
+}
+
+// maxNameBytes bounds a file name (what file systems take).
+const maxNameBytes = 255
+
+// FileName is the name a posted file shows: its last path element (a name
+// never says where it came from), every control, format or invalid
+// character (a newline above all) as "_", at most 255 bytes; "file" when
+// nothing is left.
+func FileName(s string) string {
+	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
+			return '_'
+		}
+		return r
+	}, s))
+	for len(s) > maxNameBytes {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	if s == "" || s == "." || s == ".." {
+		return "file"
+	}
+	return s
 }

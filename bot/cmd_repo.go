@@ -23,7 +23,7 @@ func (w *worker) cmdRepo(ctx context.Context, ev adapters.Event, args []string) 
 		return
 	}
 	if !w.isAdmin(ev.User.ID) {
-		w.audit(ctx, ev.User.ID, "refused", "repo", redactRepo(args[0]), false)
+		w.audit(ctx, ev.User.ID, "refused", "repo", workspace.Redact(args[0]), false)
 		w.tell(ctx, ev.User, "Only admins can bind a repository to this channel.")
 		return
 	}
@@ -37,13 +37,13 @@ func (w *worker) cmdRepo(ctx context.Context, ev adapters.Event, args []string) 
 	defer cancel()
 	def, err := w.cfg.Workspace.Manager.Check(cctx, repo)
 	if err != nil {
-		w.audit(ctx, ev.User.ID, "refused", "repo", redactRepo(repo), false)
+		w.audit(ctx, ev.User.ID, "refused", "repo", workspace.Redact(repo), false)
 		w.reply(ctx, "Not bound: "+err.Error())
 		return
 	}
 	w.saveRepo(ctx, ev, repo)
 	w.reply(ctx, fmt.Sprintf("This channel works on %s (default branch %s): each new thread, and each scheduled run, gets a worktree on a branch of its own. Threads that already have a session keep their directory until `new`.",
-		codeSpan(redactRepo(repo)), codeSpan(def)))
+		codeSpan(workspace.Redact(repo)), codeSpan(def)))
 }
 
 // saveRepo binds the channel, keeping its other settings.
@@ -58,7 +58,7 @@ func (w *worker) saveRepo(ctx context.Context, ev adapters.Event, repo string) {
 		w.reply(ctx, "Could not save: "+err.Error())
 		return
 	}
-	w.audit(ctx, ev.User.ID, "repo", redactRepo(repo), "", true)
+	w.audit(ctx, ev.User.ID, "repo", workspace.Redact(repo), "", true)
 }
 
 // repoText says what the channel and the thread work on.
@@ -66,7 +66,7 @@ func (w *worker) repoText(ctx context.Context) string {
 	repo := w.repo(ctx)
 	s := "This channel is not bound to a repository; an admin can bind one with `repo <path or clone URL>`."
 	if repo != "" {
-		s = "This channel works on " + codeSpan(redactRepo(repo)) + "."
+		s = "This channel works on " + codeSpan(workspace.Redact(repo)) + "."
 	}
 	if wt, ok := w.worktree(); ok {
 		s += "\nThis thread: branch " + codeSpan(wt.Branch) + " (from " + shortCommit(wt.Base) + ") in " + codeSpan(wt.Path) + "."

@@ -122,7 +122,7 @@ func (w *worker) ensureWorkspace(ctx context.Context) error {
 	}
 	earlier := w.thread.Branch
 	w.thread.Repo, w.thread.Worktree, w.thread.Branch, w.thread.BaseCommit = wt.Repo, wt.Path, wt.Branch, wt.Base
-	msg := fmt.Sprintf("Working on branch %s of %s (from %s).", codeSpan(wt.Branch), codeSpan(redactRepo(repo)), shortCommit(wt.Base))
+	msg := fmt.Sprintf("Working on branch %s of %s (from %s).", codeSpan(wt.Branch), codeSpan(workspace.Redact(repo)), shortCommit(wt.Base))
 	if w.thread.SessionID != "" {
 		// The CLI keeps sessions by directory: a new one cannot resume.
 		w.thread.SessionID = ""
@@ -268,18 +268,4 @@ func shortCommit(c string) string {
 		return c[:10]
 	}
 	return c
-}
-
-// redactRepo hides a password or token in a clone URL's user part.
-func redactRepo(repo string) string {
-	scheme, rest, ok := strings.Cut(repo, "://")
-	if !ok {
-		return repo
-	}
-	at := strings.LastIndex(rest, "@")
-	slash := strings.Index(rest, "/")
-	if at < 0 || (slash >= 0 && at > slash) {
-		return repo
-	}
-	return scheme + "://…@" + rest[at+1:]
 }

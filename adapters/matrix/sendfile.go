@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"maunium.net/go/mautrix"
 
@@ -93,7 +91,7 @@ func (a *Adapter) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters
 	if max := a.MaxFileBytes(ctx); int64(len(f.Data)) > max {
 		return adapters.MessageRef{}, fmt.Errorf("matrix: file of %d bytes refused: the homeserver takes at most %d bytes", len(f.Data), max)
 	}
-	name := fileName(f.Name)
+	name := adapters.FileName(f.Name)
 	caption := ""
 	if c := strings.TrimSpace(f.Comment); c != "" {
 		caption = neutralize(adapters.Cut(adapters.Visible(c), captionRunes))
@@ -105,29 +103,3 @@ func (a *Adapter) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters
 	return adapters.MessageRef{Thread: t, ID: evID.String()}, nil
 }
 
-// maxNameBytes bounds a file name (what file systems take).
-const maxNameBytes = 255
-
-// fileName is the name a posted file shows: its last path element (a name
-// never says where it came from), every control, format or invalid
-// character (a newline above all) as "_", at most maxNameBytes; "file" when
-// nothing is left.
-func fileName(s string) string {
-	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
-		s = s[i+1:]
-	}
-	s = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
-			return '_'
-		}
-		return r
-	}, s))
-	for len(s) > maxNameBytes {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	if s == "" || s == "." || s == ".." {
-		return "file"
-	}
-	return s
-}

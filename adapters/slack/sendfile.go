@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -51,7 +49,7 @@ func (a *Adapter) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters
 		// Slack refuses a length of 0 (files.getUploadURLExternal).
 		return adapters.MessageRef{}, errors.New("slack: an empty file cannot be posted")
 	}
-	name := fileName(f.Name)
+	name := adapters.FileName(f.Name)
 	a.flushThread(ctx, t)
 	// A spare Stop control left above the file would show a dead button
 	// mid-thread (see reply).
@@ -102,29 +100,3 @@ func fileComment(s string) string {
 	return slackmd.Text(adapters.Cut(adapters.Visible(s), commentRunes))
 }
 
-// maxNameBytes bounds a file name (what file systems take).
-const maxNameBytes = 255
-
-// fileName is the name a posted file shows: its last path element (a name
-// never says where it came from), every control, format or invalid
-// character (a newline above all) as "_", at most maxNameBytes; "file" when
-// nothing is left.
-func fileName(s string) string {
-	if i := strings.LastIndexAny(s, `/\`); i >= 0 {
-		s = s[i+1:]
-	}
-	s = strings.TrimSpace(strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029 {
-			return '_'
-		}
-		return r
-	}, s))
-	for len(s) > maxNameBytes {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	if s == "" || s == "." || s == ".." {
-		return "file"
-	}
-	return s
-}

@@ -193,16 +193,22 @@ func (c *Courier) SetStatus(ctx context.Context, t adapters.ThreadRef, status st
 // Ask posts the prompt after what is queued before it in the thread, and
 // returns the platform's ref or error. It waits at most until ctx ends.
 func (c *Courier) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
-	done := make(chan askResult, 1)
+	return c.await(ctx, &job{kind: jobAsk, thread: t, prompt: p, ctx: ctx})
+}
+
+// await queues j after what is queued before it in its thread and waits
+// for the platform's answer at most until ctx ends.
+func (c *Courier) await(ctx context.Context, j *job) (adapters.MessageRef, error) {
+	j.done = make(chan askResult, 1)
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return adapters.MessageRef{}, ErrClosed
 	}
-	c.enqueueLocked(&job{kind: jobAsk, thread: t, prompt: p, ctx: ctx, done: done})
+	c.enqueueLocked(j)
 	c.mu.Unlock()
 	select {
-	case r := <-done:
+	case r := <-j.done:
 		return r.ref, r.err
 	case <-ctx.Done():
 		return adapters.MessageRef{}, ctx.Err()

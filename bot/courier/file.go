@@ -22,20 +22,7 @@ func (c *Courier) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters
 	if _, ok := c.ad.(adapters.FilePoster); !ok {
 		return adapters.MessageRef{}, fmt.Errorf("%s cannot post files", c.ad.Name())
 	}
-	done := make(chan askResult, 1)
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return adapters.MessageRef{}, ErrClosed
-	}
-	c.enqueueLocked(&job{kind: jobFile, thread: t, file: f, ctx: ctx, done: done})
-	c.mu.Unlock()
-	select {
-	case r := <-done:
-		return r.ref, r.err
-	case <-ctx.Done():
-		return adapters.MessageRef{}, ctx.Err()
-	}
+	return c.await(ctx, &job{kind: jobFile, thread: t, file: f, ctx: ctx})
 }
 
 func (c *Courier) postFile(j *job) askResult {
