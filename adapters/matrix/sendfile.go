@@ -102,4 +102,3 @@ func (a *Adapter) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters
 	}
 	return adapters.MessageRef{Thread: t, ID: evID.String()}, nil
 }
-

@@ -99,4 +99,3 @@ func fileComment(s string) string {
 	}
 	return slackmd.Text(adapters.Cut(adapters.Visible(s), commentRunes))
 }
-
