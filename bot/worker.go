@@ -371,6 +371,9 @@ func (w *worker) options() claudeproc.Options {
 		SDKMCPServers:  []string{mcptools.ServerName},
 		Runner:         w.cfg.Runner,
 		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: string(w.ref.Key())},
+		// What the runner waits on (a Pod waiting for capacity) is told
+		// in the thread: a start may take minutes then.
+		Progress: func(text string) { w.notice(context.Background(), text, false) },
 		// Claude is told how to read the sender line of each message.
 		AppendSystemPrompt: senderSystemPrompt,
 		Env:                claudeproc.BuildEnv(w.cfg.Env, w.cfg.ClaudeEnv),

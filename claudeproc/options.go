@@ -35,6 +35,9 @@ type Options struct {
 	Runner Runner
 	// Session names the session to the runner.
 	Session Session
+	// Progress, when set, is told what the runner waits on before the CLI
+	// runs (a Pod waiting for capacity), as a sentence for people.
+	Progress func(text string)
 	// ExtraArgs are appended to the command line as they are.
 	ExtraArgs []string
 	// Env is the child's whole environment. Nil means BuildEnv(os.Environ(), nil).

@@ -114,7 +114,8 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	// The runner owns the child's ends from here on.
 	h, err := runner.Start(ctx, Spec{
 		Bin: opts.Bin, Args: opts.Args(), Dir: opts.Dir, Env: opts.Env, Session: opts.Session,
-		Stdin: inR, Stdout: outW, Stderr: errW,
+		Progress: opts.Progress,
+		Stdin:    inR, Stdout: outW, Stderr: errW,
 	})
 	if err != nil {
 		closeFiles(inW, outR, errR)
@@ -281,6 +282,8 @@ func (p *Process) wait(readDone, stderrDone chan struct{}, stderrR *os.File) {
 	p.gone = true
 	p.mu.Unlock()
 	switch {
+	case st.Reason != "":
+		info.Reason = st.Reason
 	case info.Signal != "" && term != "":
 		info.Reason = fmt.Sprintf("killed by %s (%s)", info.Signal, term)
 	case info.Signal != "":

@@ -38,6 +38,9 @@ type Spec struct {
 	Env []string
 	// Session names the session for homes, logs and labels.
 	Session Session
+	// Progress, when set, is told what Start waits on (capacity in a
+	// cluster), as a sentence for people; called on Start's goroutine.
+	Progress func(text string)
 	// Stdin is the CLI's end of its input pipe; Stdout and Stderr the
 	// write ends of its output pipes.
 	Stdin, Stdout, Stderr *os.File
@@ -66,6 +69,9 @@ type Handle interface {
 type ExitStatus struct {
 	Code   int            // -1 when killed by a signal
 	Signal syscall.Signal // the signal that ended it, 0 if none
+	// Reason, when set, is the runner's own account of the end ("its Pod
+	// was evicted: …"), said in place of the exit code's.
+	Reason string
 }
 
 // Local runs the CLI as a child process of the bot, as the bot's user, in

@@ -241,11 +241,12 @@ func writableFile(db, f string) problem {
 }
 
 // checkCLI runs the version check of the CLI sessions will run (not for
-// the docker runner: its CLI is the image's, checked there at start). A
+// the docker and kubernetes runners: their CLI is the image's, checked
+// there at start). A
 // missing CLI calls for exit code 72, as the README promises.
 func checkCLI(ctx context.Context, c config) (problem, claudeproc.VersionInfo) {
 	p := problem{name: "CLAUDEOPS_CLAUDE_BIN", value: c.ClaudeBin}
-	if c.Runner.Kind == "docker" || c.ClaudeBin == "" {
+	if c.Runner.Kind == "docker" || c.Runner.Kind == "kubernetes" || c.ClaudeBin == "" {
 		return p, claudeproc.VersionInfo{}
 	}
 	info, err := claudeproc.CheckVersion(ctx, c.ClaudeBin)

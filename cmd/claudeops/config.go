@@ -99,6 +99,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, asProblems(c.readSecretFiles(m))...)
 	bad = append(bad, asProblems(c.placeState(m))...)
 	bad = append(bad, c.placeWorkspaces(m)...)
+	bad = append(bad, kubernetesPlaces(c)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}
 	}

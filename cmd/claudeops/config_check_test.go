@@ -72,7 +72,7 @@ func TestSettingChecks(t *testing.T) {
 			"CLAUDEOPS_RUNNER_MEMORY=0: want a size of at least 64m",
 		}},
 		{"docker's zeros, another runner", []string{"CLAUDEOPS_RUNNER_CPUS=0", "CLAUDEOPS_RUNNER_PIDS=0"}, nil},
-		{"an unknown runner", []string{"CLAUDEOPS_RUNNER=kubernetes"}, []string{`CLAUDEOPS_RUNNER must be local, sandbox or docker, got "kubernetes"`}},
+		{"an unknown runner", []string{"CLAUDEOPS_RUNNER=kubernets"}, []string{`CLAUDEOPS_RUNNER must be local, sandbox, docker or kubernetes, got "kubernets"`}},
 		{"values that do not parse, once each", []string{"CLAUDEOPS_MAX_SESSIONS=zero", "CLAUDEOPS_IDLE_TIMEOUT=soon", "CLAUDEOPS_SLACK_STREAMING=maybe"}, []string{
 			"CLAUDEOPS_SLACK_STREAMING=maybe: want true or false",
 			"CLAUDEOPS_MAX_SESSIONS=zero: want a whole number",

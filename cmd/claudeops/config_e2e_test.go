@@ -134,7 +134,7 @@ func TestMisconfigurationsExit78(t *testing.T) {
 		{"a database that is a directory", []string{"CLAUDEOPS_DB={dir}"}, nil, 78, []string{"CLAUDEOPS_DB={dir}: {dir} is not a regular file"}},
 		{"the CLI missing, alone: 72", []string{"CLAUDEOPS_CLAUDE_BIN={dir}/no-claude"}, nil, 72, []string{"CLAUDEOPS_CLAUDE_BIN={dir}/no-claude: claude CLI \"{dir}/no-claude\" not found"}},
 		{"a CLI older than supported", []string{"CLAUDEOPS_CLAUDE_BIN=" + oldCLI}, nil, 78, []string{"older than the minimum supported"}},
-		{"an unknown runner", []string{"CLAUDEOPS_RUNNER=kubernetes"}, nil, 78, []string{`CLAUDEOPS_RUNNER must be local, sandbox or docker, got "kubernetes"`}},
+		{"an unknown runner", []string{"CLAUDEOPS_RUNNER=kubernets"}, nil, 78, []string{`CLAUDEOPS_RUNNER must be local, sandbox, docker or kubernetes, got "kubernets"`}},
 		{"a sandbox without bubblewrap", []string{"CLAUDEOPS_RUNNER=sandbox", "CLAUDEOPS_SANDBOX_BWRAP={dir}/no-bwrap"}, nil, 78, []string{"CLAUDEOPS_SANDBOX_BWRAP={dir}/no-bwrap: not found"}},
 		{"Slack half set up", []string{"SLACK_APP_TOKEN=xapp-1-secret", "SLACK_SIGNING_SECRET=shh-secret"}, []string{"run"}, 78, []string{
 			"SLACK_BOT_TOKEN is required with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET",

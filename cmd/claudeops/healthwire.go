@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/claudeops/claudeops/claudeproc"
-	"github.com/claudeops/claudeops/claudeproc/docker"
 )
 
 // newHealth makes the endpoints' view of the built app: its adapters, the
@@ -48,7 +47,7 @@ func healthSecrets(cfg config) []string {
 // cliChecker checks the CLI sessions run: the configured one, or for the
 // docker runner the image's.
 func cliChecker(cfg config, runner claudeproc.Runner) func(context.Context) cliResult {
-	if d, ok := runner.(*docker.Runner); ok {
+	if d, ok := runner.(imageRunner); ok {
 		bin := cmp.Or(cfg.ClaudeBin, "claude")
 		return func(ctx context.Context) cliResult { return imageCLI(ctx, d, bin) }
 	}
@@ -60,7 +59,7 @@ func cliChecker(cfg config, runner claudeproc.Runner) func(context.Context) cliR
 
 // imageCLI is claudeproc.CheckVersion for the CLI in the docker runner's
 // image, with the same levels and errors (checkImageCLI's policy).
-func imageCLI(ctx context.Context, r *docker.Runner, bin string) cliResult {
+func imageCLI(ctx context.Context, r imageRunner, bin string) cliResult {
 	info := claudeproc.VersionInfo{Bin: bin + " (in the runner's image)"}
 	raw, err := r.CLIVersion(ctx, bin)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,7 +67,7 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	}
 	defer logFile.Close()
 	switch {
-	case info.Message == "": // the docker runner checks its image's CLI
+	case info.Message == "": // the docker and kubernetes runners check their image's CLI
 	case info.Level != claudeproc.CompatFull:
 		log.Warn(info.Message, "bin", info.Bin)
 	default:
@@ -234,7 +235,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		Workdir:         cfg.Workdir,
 		AllowedUsers:    cfg.AllowedUsers,
 		Admins:          cfg.Admins,
-		ProtectedPaths:  append(append(ownFiles(cfg), lockFiles(cfg)...), workspaceOwnDirs(cfg)...),
+		ProtectedPaths:  slices.Concat(ownFiles(cfg), lockFiles(cfg), workspaceOwnDirs(cfg), kubernetesOwnDirs(cfg)),
 		MaxSessions:     cfg.MaxSessions,
 		IdleTimeout:     cfg.IdleTimeout,
 		ApprovalTimeout: cfg.ApprovalTimeout,

@@ -18,8 +18,11 @@ type runnerConfig struct {
 	Kind string `env:"CLAUDEOPS_RUNNER" envDefault:"local"`
 	// Sandbox holds the CLAUDEOPS_SANDBOX_* settings.
 	Sandbox sandboxConfig
-	// Docker holds the docker runner's CLAUDEOPS_RUNNER_* settings.
+	// Docker holds the docker runner's CLAUDEOPS_RUNNER_* settings (the
+	// kubernetes runner's image, limits and user too).
 	Docker dockerConfig
+	// Kubernetes holds the CLAUDEOPS_KUBERNETES_* settings.
+	Kubernetes kubernetesConfig
 	// secretFiles are the files named by the <NAME>_FILE variables (set by
 	// noteSecretFiles): the sandbox hides them.
 	secretFiles []string
@@ -44,8 +47,11 @@ func (r runnerConfig) validate() []string {
 	case "docker":
 		_, bad := r.Docker.runnerConfig("")
 		return bad
+	case "kubernetes":
+		_, bad := r.kubernetesConfig("")
+		return bad
 	}
-	return []string{fmt.Sprintf("CLAUDEOPS_RUNNER must be local, sandbox or docker, got %q", r.Kind)}
+	return []string{fmt.Sprintf("CLAUDEOPS_RUNNER must be local, sandbox, docker or kubernetes, got %q", r.Kind)}
 }
 
 // noteSecretFiles records the files the secrets were read from (m is the
@@ -74,6 +80,12 @@ func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.
 		return sb, nil
 	case "docker":
 		r, err := dockerRunner(ctx, cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	case "kubernetes":
+		r, err := kubernetesRunner(ctx, cfg, log)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -36,11 +37,9 @@ func (d dockerConfig) runnerConfig(statePath string) (docker.Config, []string) {
 	if err != nil {
 		bad = append(bad, fmt.Sprintf("CLAUDEOPS_RUNNER_MEMORY %q: want a size such as 2g or 512m", d.Memory))
 	}
-	sum := sha256.Sum256([]byte(statePath))
 	c := docker.Config{
 		Image: d.Image, Network: d.Network, Memory: mem, CPUs: d.CPUs, Pids: d.Pids, User: d.User,
-		// Bots sharing an engine keep apart by their state's place.
-		Instance: hex.EncodeToString(sum[:6]),
+		Instance: dockerInstance(statePath),
 	}
 	for _, msg := range c.Check() {
 		// Complaints start with the field's name: say the variable's.
@@ -53,15 +52,29 @@ func (d dockerConfig) runnerConfig(statePath string) (docker.Config, []string) {
 	return c, bad
 }
 
+// dockerInstance names a bot by its state's place: bots sharing an engine
+// (or a namespace) keep apart by it.
+func dockerInstance(statePath string) string {
+	sum := sha256.Sum256([]byte(statePath))
+	return hex.EncodeToString(sum[:6])
+}
+
+// statePlace is the bot's state directory, else its database.
+func statePlace(cfg config) string {
+	if cfg.StateDir != "" {
+		return cfg.StateDir
+	}
+	return cfg.DB
+}
+
+// userRe is CLAUDEOPS_RUNNER_USER's form.
+var userRe = regexp.MustCompile(`^([0-9]{1,10}):([0-9]{1,10})$`)
+
 // dockerRunner makes the docker runner and checks the engine and the image
 // before the bot takes any message; containers a crashed run left behind
 // are removed.
 func dockerRunner(ctx context.Context, cfg config, log *slog.Logger) (*docker.Runner, error) {
-	state := cfg.DB
-	if cfg.StateDir != "" {
-		state = cfg.StateDir
-	}
-	dc, bad := cfg.Runner.Docker.runnerConfig(absPath(state))
+	dc, bad := cfg.Runner.Docker.runnerConfig(absPath(statePlace(cfg)))
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("docker runner: %s", strings.Join(bad, "; "))
 	}
@@ -83,9 +96,15 @@ func dockerRunner(ctx context.Context, cfg config, log *slog.Logger) (*docker.Ru
 	return r, nil
 }
 
+// imageRunner is a runner whose CLI is in an image: CLIVersion runs
+// `bin --version` there and returns what it printed.
+type imageRunner interface {
+	CLIVersion(ctx context.Context, bin string) (string, error)
+}
+
 // checkImageCLI applies the version policy of checkCLI to the image's CLI:
 // missing or too old stops the bot, newer than tested warns.
-func checkImageCLI(ctx context.Context, r *docker.Runner, bin string) error {
+func checkImageCLI(ctx context.Context, r imageRunner, bin string) error {
 	raw, err := r.CLIVersion(ctx, bin)
 	if err != nil {
 		return fmt.Errorf("%w (CLAUDEOPS_CLAUDE_BIN names the CLI in the image)", err)

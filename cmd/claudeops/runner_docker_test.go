@@ -39,7 +39,7 @@ func TestDockerRunnerConfig(t *testing.T) {
 		{"bad values, all told", []string{"CLAUDEOPS_RUNNER_IMAGE=claude:1", "CLAUDEOPS_RUNNER_MEMORY=lots",
 			"CLAUDEOPS_RUNNER_NETWORK=container:claudeops", "CLAUDEOPS_RUNNER_USER=root", "CLAUDEOPS_RUNNER_PIDS=1"},
 			[]string{"CLAUDEOPS_RUNNER_MEMORY", "CLAUDEOPS_RUNNER_NETWORK", "CLAUDEOPS_RUNNER_USER", "CLAUDEOPS_RUNNER_PIDS"}, nil},
-		{"unknown runner", []string{"CLAUDEOPS_RUNNER=dokker"}, []string{"local, sandbox or docker"}, nil},
+		{"unknown runner", []string{"CLAUDEOPS_RUNNER=dokker"}, []string{"local, sandbox, docker or kubernetes"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

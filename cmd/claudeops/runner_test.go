@@ -64,7 +64,7 @@ func TestSandboxRunnerConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := loadConfig([]string{"CLAUDEOPS_RUNNER=kubernetes", "CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_WORKDIR=" + work}); err == nil ||
+	if _, err := loadConfig([]string{"CLAUDEOPS_RUNNER=kubernets", "CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_WORKDIR=" + work}); err == nil ||
 		!strings.Contains(err.Error(), "CLAUDEOPS_RUNNER must be") {
 		t.Errorf("an unknown runner: %v", err)
 	}

@@ -1,0 +1,203 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/rest"
+
+	"github.com/claudeops/claudeops/claudeproc"
+)
+
+func testConfig() Config {
+	return Config{
+		Namespace: "team", Image: "claude:1", Instance: "bot-1", UID: 1000, GID: 1000,
+		WorkClaim: "work", WorkPath: "/work", MemoryLimit: resource.MustParse("2Gi"), MemoryRequest: resource.MustParse("512Mi"),
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+		want string // a complaint containing it; "" none
+	}{
+		{"ok", func(*Config) {}, ""},
+		{"root", func(c *Config) { c.UID = 0 }, "user 0:1000"},
+		{"no image", func(c *Config) { c.Image = "" }, "image is required"},
+		{"namespace upper", func(c *Config) { c.Namespace = "Team" }, "namespace"},
+		{"namespace path", func(c *Config) { c.Namespace = "../kube-system" }, "namespace"},
+		{"instance space", func(c *Config) { c.Instance = "a b" }, "instance"},
+		{"instance long", func(c *Config) { c.Instance = strings.Repeat("a", 64) }, "instance"},
+		{"claim", func(c *Config) { c.WorkClaim = "" }, "claim"},
+		{"claim path relative", func(c *Config) { c.WorkPath = "work" }, "claim_path"},
+		{"claim path root", func(c *Config) { c.WorkPath = "/" }, "claim_path"},
+		{"secret", func(c *Config) { c.Secret = "My_Secret" }, "secret"},
+		{"request over limit", func(c *Config) { c.MemoryRequest = resource.MustParse("3Gi") }, "memory_request"},
+		{"timeout", func(c *Config) { c.StartTimeout = -1 }, "start_timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := testConfig()
+			tc.mod(&c)
+			bad := strings.Join(c.Check(), "\n")
+			if tc.want == "" && bad != "" || tc.want != "" && !strings.Contains(bad, tc.want) {
+				t.Errorf("Check() = %q, want one containing %q", bad, tc.want)
+			}
+		})
+	}
+}
+
+// TestPodEnvKeepsCredentialsOut: a Pod's spec is readable by anyone who
+// may read Pods, so no credential of the bot's is written into it, however
+// the variable is named or the value is given.
+func TestPodEnvKeepsCredentialsOut(t *testing.T) {
+	secrets := map[string]string{
+		"ANTHROPIC_API_KEY":                   "sk-ant-api-SECRET1",
+		"ANTHROPIC_AUTH_TOKEN":                "SECRET2",
+		"CLAUDE_CODE_OAUTH_TOKEN":             "SECRET3",
+		"AWS_SECRET_ACCESS_KEY":               "SECRET4",
+		"AWS_SESSION_TOKEN":                   "SECRET5",
+		"HTTPS_PROXY":                         "http://user:SECRET6@proxy:3128",
+		"https_proxy":                         "http://u:SECRET7@proxy:3128",
+		"GOOGLE_APPLICATION_CREDENTIALS_JSON": "SECRET8",
+		"ANTHROPIC_Api_Key":                   "SECRET9",
+	}
+	env := []string{"PATH=/host/bin", "HOME=/root", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "LANG=C.UTF-8", "NO_PROXY=localhost"}
+	for k, v := range secrets {
+		env = append(env, k+"="+v)
+	}
+	r := &Runner{cfg: testConfig()}
+	pod := r.pod("p", claudeproc.Spec{Bin: "claude", Dir: "/work/t/x", Env: env, Session: claudeproc.Session{Channel: "c", Thread: "t"}}, mounts{work: "t/x", home: "h"})
+	b, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range secrets {
+		if strings.Contains(string(b), v) {
+			t.Errorf("the Pod's spec holds %s's value", k)
+		}
+	}
+	got := map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		got[e.Name] = e.Value
+	}
+	for k, want := range map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "LANG": "C.UTF-8", "NO_PROXY": "localhost", "HOME": Home, "CLAUDE_CONFIG_DIR": Home + "/.claude"} {
+		if got[k] != want {
+			t.Errorf("env %s = %q, want %q", k, got[k], want)
+		}
+	}
+	if _, ok := got["PATH"]; ok {
+		t.Error("the host's PATH went into the Pod")
+	}
+}
+
+// TestPodSpec: what the API server will be asked for, before any cluster
+// says what it made of it (the cluster tests look at that).
+func TestPodSpec(t *testing.T) {
+	r := &Runner{cfg: testConfig()}
+	r.cfg.Secret = "model-creds"
+	spec := claudeproc.Spec{Bin: "claude", Args: []string{"-p", "--verbose"}, Dir: "/work/trees/a b",
+		Session: claudeproc.Session{Channel: "slack/T1/C1", Thread: "slack/T1/C1/1700000000.000100"}}
+	p := r.pod(r.podName(spec.Session.Thread), spec, mounts{work: "trees/a b", home: "claude-homes/bot-1/x"})
+	if errs := validation.IsDNS1123Label(p.Name); len(errs) > 0 {
+		t.Errorf("name %q: %v", p.Name, errs)
+	}
+	for k, v := range p.Labels {
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			t.Errorf("label %s=%q: %v", k, v, errs)
+		}
+	}
+	s := p.Spec
+	c := s.Containers[0]
+	switch {
+	case s.AutomountServiceAccountToken == nil || *s.AutomountServiceAccountToken:
+		t.Error("the service account token is mounted")
+	case s.SecurityContext.RunAsNonRoot == nil || !*s.SecurityContext.RunAsNonRoot || *s.SecurityContext.RunAsUser != 1000:
+		t.Error("not run as the non-root user")
+	case c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation:
+		t.Error("privilege escalation allowed")
+	case len(c.SecurityContext.Capabilities.Drop) != 1 || c.SecurityContext.Capabilities.Drop[0] != "ALL":
+		t.Error("capabilities kept")
+	case s.EnableServiceLinks == nil || *s.EnableServiceLinks:
+		t.Error("service links on")
+	case s.RestartPolicy != "Never" || !c.StdinOnce || !c.Stdin:
+		t.Error("restart policy or stdin")
+	case c.EnvFrom[0].SecretRef.Name != "model-creds":
+		t.Error("the Secret is not the environment")
+	case c.Command[0] != "/bin/sh" || c.Args[0] != "claude" || c.Args[2] != "--verbose":
+		t.Errorf("command %q %q", c.Command, c.Args)
+	}
+	if c.Resources.Limits.Memory().String() != "2Gi" || c.Resources.Requests.Memory().String() != "512Mi" {
+		t.Errorf("resources %v", c.Resources)
+	}
+	var subs []string
+	for _, m := range c.VolumeMounts {
+		subs = append(subs, m.MountPath+"="+m.SubPath)
+	}
+	if got := strings.Join(subs, " "); got != "/home/claude= /work/trees/a b=trees/a b /home/claude/.claude=claude-homes/bot-1/x" {
+		t.Errorf("mounts %s", got)
+	}
+}
+
+// TestWorkSubPath: only a directory below the claim's mount, and not one
+// that holds every channel's CLI state, becomes a Pod's subPath.
+func TestWorkSubPath(t *testing.T) {
+	r, err := New(testConfig(), &rest.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{
+		"/work/ch/1":                "ch/1",
+		"/work/trees/x/../y":        "trees/y",
+		"/work":                     "",
+		"/work/":                    "",
+		"/work2/x":                  "",
+		"/":                         "",
+		"/work/../etc":              "",
+		"/work/claude-homes":        "",
+		"/work/claude-homes/bot-1":  "",
+		"/work/x/../claude-homes/a": "",
+		"/other/work/x":             "",
+	} {
+		got, err := r.workSubPath(dir)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("workSubPath(%q) = %q, %v; want %q", dir, got, err, want)
+		}
+	}
+}
+
+func TestCredential(t *testing.T) {
+	for _, tc := range []struct {
+		name, val string
+		want      bool
+	}{
+		{"ANTHROPIC_API_KEY", "x", true},
+		{"my_token", "x", true},
+		{"HTTP_PROXY", "http://proxy:3128", false},
+		{"HTTP_PROXY", "http://u:p@proxy:3128", true},
+		{"ALL_PROXY", "socks5://u:p@proxy", true},
+		{"ANTHROPIC_BASE_URL", "https://api.example", false},
+		{"ANTHROPIC_MODEL", "claude-x", false},
+		{"LANG", "C.UTF-8", false},
+	} {
+		if got := Credential(tc.name, tc.val); got != tc.want {
+			t.Errorf("Credential(%q, %q) = %v", tc.name, tc.val, got)
+		}
+	}
+}
+
+func TestPodNameFits(t *testing.T) {
+	r := &Runner{cfg: testConfig()}
+	for _, inst := range []string{"a", "Bot_1.x", strings.Repeat("z", 63)} {
+		r.cfg.Instance = inst
+		for _, th := range []string{"", "console/main", strings.Repeat("é", 300)} {
+			n := r.podName(th)
+			if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+				t.Errorf("podName(%q) with instance %q = %q: %v", th, inst, n, errs)
+			}
+		}
+	}
+}

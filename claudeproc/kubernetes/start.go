@@ -1,0 +1,157 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/claudeops/claudeops/claudeproc"
+)
+
+var createOpts = metav1.CreateOptions{FieldManager: "claudeops"}
+
+// Start implements claudeproc.Runner: it creates the session's Pod, waits
+// until it runs (telling spec.Progress when it waits for capacity), and
+// attaches to its stdin, stdout and stderr, which it copies to and from
+// spec's files until the attach ends.
+func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.Handle, err error) {
+	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
+	defer func() {
+		if err != nil {
+			closeFiles(files...)
+		}
+	}()
+	if spec.Dir == "" {
+		return nil, errors.New("kubernetes runner: a session needs a working directory")
+	}
+	sub, err := r.workSubPath(spec.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes runner: %w", err)
+	}
+	home, homeSub := r.homeDir(spec.Session.Channel)
+	if err := r.ensureHome(home); err != nil {
+		return nil, err
+	}
+	return r.run(ctx, spec, mounts{work: sub, home: homeSub})
+}
+
+// mounts are the subPaths of the work claim a Pod mounts: the working
+// directory at spec.Dir and the CLI's state at ~/.claude ("": none).
+type mounts struct {
+	work, home string
+	readOnly   bool
+}
+
+// run creates the Pod, waits until it runs and attaches to it.
+func (r *Runner) run(ctx context.Context, spec claudeproc.Spec, m mounts) (*handle, error) {
+	pod := r.pod(r.podName(spec.Session.Thread), spec, m)
+	created, err := r.cli.CoreV1().Pods(r.cfg.Namespace).Create(ctx, pod, createOpts)
+	if err != nil {
+		return nil, fmt.Errorf("create the session's Pod in namespace %s: %w", r.cfg.Namespace, err)
+	}
+	h := newHandle(r, created)
+	running, err := h.waitRunning(ctx, spec.Progress)
+	if err == nil {
+		err = h.attach(ctx, spec)
+	}
+	if err != nil {
+		h.abandon()
+		return nil, err
+	}
+	r.log.Debug("kubernetes runner: session Pod running", "pod", created.Name, "node", running.Spec.NodeName)
+	return h, nil
+}
+
+// ensureHome makes the channel's CLI state directory on the claim, the
+// CLI's user's alone. The kubelet would make a missing subPath as root.
+func (r *Runner) ensureHome(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("kubernetes runner: make the CLI's state directory %s: %w", dir, err)
+	}
+	if os.Getuid() == 0 {
+		if err := os.Chown(dir, int(r.cfg.UID), int(r.cfg.GID)); err != nil {
+			return fmt.Errorf("kubernetes runner: give %s to %d:%d: %w", dir, r.cfg.UID, r.cfg.GID, err)
+		}
+	}
+	return nil
+}
+
+// attach connects spec's files to the Pod's container: the first line on
+// its stdin is the launcher's "go". It returns once the stream is set up
+// (the launcher has been told to run the CLI) or has failed.
+func (h *handle) attach(ctx context.Context, spec claudeproc.Spec) error {
+	req := h.r.cli.CoreV1().RESTClient().Post().Resource("pods").Namespace(h.r.cfg.Namespace).
+		Name(h.name).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	ws, err := remotecommand.NewWebSocketExecutor(h.r.rest, "GET", req.URL().String())
+	if err != nil {
+		return fmt.Errorf("attach to Pod %s: %w", h.name, err)
+	}
+	spdy, err := remotecommand.NewSPDYExecutor(h.r.rest, "POST", req.URL())
+	if err != nil {
+		return fmt.Errorf("attach to Pod %s: %w", h.name, err)
+	}
+	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
+		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
+	})
+	if err != nil {
+		return fmt.Errorf("attach to Pod %s: %w", h.name, err)
+	}
+	// The go line is read only once the stream is up: it says so.
+	started := make(chan struct{})
+	in := io.MultiReader(&firstRead{r: strings.NewReader(goLine), done: started}, spec.Stdin)
+	h.stdin = spec.Stdin
+	go h.stream(exec, in, spec.Stdout, spec.Stderr)
+	select {
+	case <-started:
+		return nil
+	case <-h.streamDone:
+		return fmt.Errorf("attach to Pod %s: %w", h.name, h.streamErr)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// firstRead closes done on its first read.
+type firstRead struct {
+	r    io.Reader
+	done chan struct{}
+	once bool
+}
+
+func (f *firstRead) Read(p []byte) (int, error) {
+	if !f.once {
+		f.once = true
+		close(f.done)
+	}
+	return f.r.Read(p)
+}
+
+// stream copies between the attach and the CLI's files until the attach
+// ends, then closes the output files (the CLI's stdout reads EOF).
+func (h *handle) stream(exec remotecommand.Executor, in io.Reader, stdout, stderr *os.File) {
+	defer close(h.streamDone)
+	defer closeFiles(stdout, stderr)
+	err := exec.StreamWithContext(h.streamCtx, remotecommand.StreamOptions{Stdin: in, Stdout: stdout, Stderr: stderr})
+	if err == nil {
+		err = io.EOF
+	}
+	h.streamErr = err
+}
+
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
