@@ -83,7 +83,9 @@ func TestConsoleBuiltinRuleForSendFile(t *testing.T) {
 	h.expect(`Rule \d+: deny mcp__claudeops__send_file in this channel\.`)
 	from = h.cursor
 	h.say("sendfile report.md")
-	h.expect(`^\[main\] claude: tool result: .*No such tool available: mcp__claudeops__send_file`)
+	// The CLI refuses it itself, by the deny rule the bot hands it: newer
+	// CLIs take the tool off the list, older ones deny the call.
+	h.expect(`^\[main\] claude: tool result: .*(No such tool available: mcp__claudeops__send_file|Permission to use mcp__claudeops__send_file has been denied)`)
 	h.expect(`^\[main\] — ✓`)
 	h.absent(from, `📎|\? approval|all green`)
 }

@@ -174,7 +174,11 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 		w.runBranch(ctx, &out)
 		w.finishRun(out)
 		// Free the slot now: a reply in this thread resumes the session.
-		w.stop("")
+		// Unless people wrote in the thread while the run went on: the CLI
+		// holds their messages and answers them next.
+		if len(w.queued) == 0 || budgetExhausted(r) {
+			w.stop("")
+		}
 	} else if budgetExhausted(r) {
 		// The process's cap is used up: it would refuse every turn. The
 		// next message (once a budget allows it) resumes with a new one.
