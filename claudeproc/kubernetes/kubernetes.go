@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,7 +188,14 @@ var needed = []authv1.ResourceAttributes{
 	{Verb: "watch", Resource: "pods"},
 	{Verb: "delete", Resource: "pods"},
 	{Verb: "create", Resource: "pods", Subresource: "attach"},
+	// The WebSocket attach is a GET: authorized as get, then create.
+	{Verb: "get", Resource: "pods", Subresource: "attach"},
 }
+
+// Needed is what the runner's credentials must allow in its namespace,
+// each a verb on a resource of the core group: the Role in
+// deploy/kubernetes grants exactly these.
+func Needed() []authv1.ResourceAttributes { return slices.Clone(needed) }
 
 // Prepare checks that the API answers and allows the runner's verbs, and
 // deletes the Pods a previous run of this instance left, waiting until

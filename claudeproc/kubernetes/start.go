@@ -10,9 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/streaming/pkg/httpstream"
 
 	"github.com/claudeops/claudeops/claudeproc"
 )
@@ -100,6 +100,8 @@ func (h *handle) attach(ctx context.Context, spec claudeproc.Spec) error {
 	if err != nil {
 		return fmt.Errorf("attach to Pod %s: %w", h.name, err)
 	}
+	// WebSocket first; SPDY where a proxy or an older API server refuses
+	// the upgrade (client-go reports that as the streaming module's error).
 	exec, err := remotecommand.NewFallbackExecutor(ws, spdy, func(err error) bool {
 		return httpstream.IsUpgradeFailure(err) || httpstream.IsHTTPSProxyError(err)
 	})
@@ -108,7 +110,7 @@ func (h *handle) attach(ctx context.Context, spec claudeproc.Spec) error {
 	}
 	// The go line is read only once the stream is up: it says so.
 	started := make(chan struct{})
-	in := io.MultiReader(&firstRead{r: strings.NewReader(goLine), done: started}, spec.Stdin)
+	in := io.MultiReader(&firstRead{r: strings.NewReader(goLine), done: started}, closedIsEOF{spec.Stdin})
 	h.stdin = spec.Stdin
 	go h.stream(exec, in, spec.Stdout, spec.Stderr)
 	select {
@@ -134,6 +136,18 @@ func (f *firstRead) Read(p []byte) (int, error) {
 		close(f.done)
 	}
 	return f.r.Read(p)
+}
+
+// closedIsEOF reads r, taking its closing (Wait closes the CLI's input
+// once the session is over) for the end of the input it is.
+type closedIsEOF struct{ r io.Reader }
+
+func (c closedIsEOF) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if errors.Is(err, os.ErrClosed) {
+		err = io.EOF
+	}
+	return n, err
 }
 
 // stream copies between the attach and the CLI's files until the attach

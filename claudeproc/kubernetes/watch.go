@@ -120,10 +120,13 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// fatalWaiting are container states no wait will mend.
+// fatalWaiting are container states no wait will mend, or none an
+// operator should wait minutes to hear of (a Secret that is missing, a
+// command the image lacks). CreateContainerError is left to the timeout:
+// a loaded node reports it for what passes.
 var fatalWaiting = map[string]bool{
 	"ErrImageNeverPull": true, "InvalidImageName": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true,
+	"CreateContainerConfigError": true, "RunContainerError": true,
 }
 
 // waitRunning waits until the Pod's container runs, telling progress what

@@ -46,7 +46,13 @@ type botProc struct {
 
 func startBotProc(t *testing.T, env []string) *botProc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "console")
+	return startBotCmd(t, exec.Command(os.Args[0], "console"), env)
+}
+
+// startBotCmd runs cmd (the test binary as `claudeops console`, as some
+// user, say) with env as a botProc.
+func startBotCmd(t *testing.T, cmd *exec.Cmd, env []string) *botProc {
+	t.Helper()
 	cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
 	in, err := cmd.StdinPipe()
 	if err != nil {

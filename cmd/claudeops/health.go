@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -70,6 +71,10 @@ type healthConfig struct {
 	Sessions sessionCounter
 	DB       writeProber
 	CheckCLI func(context.Context) cliResult
+	// CLIRecheck and CLICheckLimit, when set, replace cliRecheck and
+	// cliCheckLimit: a check that starts a Pod is made less often, and
+	// given longer.
+	CLIRecheck, CLICheckLimit time.Duration
 	// Secrets are values no body may show (tokens, passwords, the
 	// database's path); any found in an error's text is replaced.
 	Secrets []string
@@ -101,8 +106,9 @@ func newHealth(c healthConfig) *health {
 	}
 	return &health{
 		cfg: c, started: c.Now(), redactor: strings.NewReplacer(pairs...), cancel: cancel,
-		db:  &probe[error]{check: c.DB.ProbeWrite, fresh: dbProbeFresh, limit: dbProbeLimit, now: c.Now, base: base},
-		cli: &probe[cliResult]{check: c.CheckCLI, fresh: cliRecheck, limit: cliCheckLimit, now: c.Now, base: base},
+		db: &probe[error]{check: c.DB.ProbeWrite, fresh: dbProbeFresh, limit: dbProbeLimit, now: c.Now, base: base},
+		cli: &probe[cliResult]{check: c.CheckCLI, fresh: cmp.Or(c.CLIRecheck, cliRecheck),
+			limit: cmp.Or(c.CLICheckLimit, cliCheckLimit), now: c.Now, base: base},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
 )
@@ -21,14 +22,20 @@ func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health {
 	if a.mx != nil {
 		conns = append(conns, a.mx)
 	}
-	return newHealth(healthConfig{
+	hc := healthConfig{
 		Version:  botVersion(),
 		Adapters: conns,
 		Sessions: a.b,
 		DB:       a.st,
 		CheckCLI: cliChecker(cfg, runner),
 		Secrets:  healthSecrets(cfg),
-	})
+	}
+	if cfg.Runner.Kind == "kubernetes" {
+		// Each check is a Pod: an image's CLI changes with a deployment,
+		// not by the minute, and a Pod may take a while to be scheduled.
+		hc.CLIRecheck, hc.CLICheckLimit = time.Hour, 2*time.Minute
+	}
+	return newHealth(hc)
 }
 
 // healthSecrets are the values the endpoints never show: every secret of

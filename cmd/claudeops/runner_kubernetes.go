@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/claudeops/claudeops/claudeproc/kubernetes"
 	"github.com/claudeops/claudeops/internal/fspath"
@@ -157,6 +158,9 @@ func kubernetesRunner(ctx context.Context, cfg config, log *slog.Logger) (*kuber
 		return nil, fmt.Errorf("kubernetes runner: %s", strings.Join(bad, "; "))
 	}
 	kc.Logger = log
+	// client-go reports what it cannot hand back (a stream's copy that
+	// failed) through klog: into the bot's log, not stderr as text.
+	klog.SetSlogLogger(log.With("part", "client-go"))
 	rc, err := restConfig(cfg.Runner.Kubernetes.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes runner: %w", err)
