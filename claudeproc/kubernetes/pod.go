@@ -72,7 +72,7 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 		Env:                      podEnv(spec.Env),
 		Stdin:                    true,
 		StdinOnce:                true, // EOF once the bot's attach ends: the CLI ends, the Pod is not reused
-		Resources:                r.resources(),
+		Resources:                r.resources(m.probe),
 		SecurityContext:          &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 		VolumeMounts:             []corev1.VolumeMount{{Name: "home", MountPath: Home}},
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
@@ -117,18 +117,33 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 	}
 }
 
-func (r *Runner) resources() corev1.ResourceRequirements {
+// probeCPU and probeMemory are what a version probe's Pod requests.
+var probeCPU, probeMemory = resource.MustParse("10m"), resource.MustParse("64Mi")
+
+func (r *Runner) resources(probe bool) corev1.ResourceRequirements {
 	req, lim := corev1.ResourceList{}, corev1.ResourceList{}
 	set := func(l corev1.ResourceList, n corev1.ResourceName, q resource.Quantity) {
 		if q.Sign() > 0 {
 			l[n] = q
 		}
 	}
-	set(req, corev1.ResourceCPU, r.cfg.CPURequest)
-	set(req, corev1.ResourceMemory, r.cfg.MemoryRequest)
+	cpu, mem := r.cfg.CPURequest, r.cfg.MemoryRequest
+	if probe {
+		cpu, mem = lesser(cpu, probeCPU), lesser(mem, probeMemory)
+	}
+	set(req, corev1.ResourceCPU, cpu)
+	set(req, corev1.ResourceMemory, mem)
 	set(lim, corev1.ResourceCPU, r.cfg.CPULimit)
 	set(lim, corev1.ResourceMemory, r.cfg.MemoryLimit)
 	return corev1.ResourceRequirements{Requests: req, Limits: lim}
+}
+
+// lesser is the smaller of a (0: none) and b.
+func lesser(a, b resource.Quantity) resource.Quantity {
+	if a.Sign() > 0 && a.Cmp(b) < 0 {
+		return a
+	}
+	return b
 }
 
 // hostPathEnv are variables that name places on the bot's host: in a Pod

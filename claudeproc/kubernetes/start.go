@@ -49,6 +49,9 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 type mounts struct {
 	work, home string
 	readOnly   bool
+	// probe: the Pod only prints the CLI's version; it requests next to
+	// nothing, so that a session's requests do not keep it from running.
+	probe bool
 }
 
 // run creates the Pod, waits until it runs and attaches to it.

@@ -365,6 +365,23 @@ func TestKubernetesMoreThreadsThanSessions(t *testing.T) {
 	}
 }
 
+// TestKubernetesWaitingForCapacity: sessions whose Pods no node has room
+// for. The bot starts (its CLI check asks for next to nothing); a message
+// is told that its Pod waits for capacity, in the scheduler's words, then
+// that the start was given up; no Pod is left.
+func TestKubernetesWaitingForCapacity(t *testing.T) {
+	b := newKubeBed(t, k8sScript(nil, nil), "CLAUDEOPS_KUBERNETES_CPU_REQUEST=4096", "CLAUDEOPS_RUNNER_CPUS=4096",
+		"CLAUDEOPS_KUBERNETES_START_TIMEOUT=6s")
+	bot := b.start(t)
+	bot.say("hello")
+	bot.expect(`^\[main\] \* Waiting for capacity in the cluster: 0/1 nodes are available: .*Insufficient cpu`)
+	bot.expect(`^\[main\] \* Could not start Claude Code: its Pod did not run within 6s, given up`)
+	b.waitPods(t, 0)
+	if err := bot.endInput(time.Minute); err != nil {
+		t.Errorf("bot exit: %v", err)
+	}
+}
+
 // TestKubernetesLoad holds CLAUDEOPS_LOAD_PODS sessions (20 when set to 1)
 // in Pods at once and reports the bot's memory: the figure in
 // docs/PERFORMANCE.md. A load script, not part of the suite:
