@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/kubetest"
@@ -82,7 +85,14 @@ func benchRunner(b *testing.B, pod bool) claudeproc.Options {
 	claim := b.TempDir()
 	bed := &testBed{c: c, ns: c.Namespace(b), claim: claim}
 	c.HostPathClaim(b, bed.ns, "work", bed.claim)
-	bed.r = bed.runner(b, "bench-"+randHex(3), nil)
+	// The model key reaches a Pod only from the operator's Secret.
+	_, err := c.Client().CoreV1().Secrets(bed.ns).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "model"}, StringData: map[string]string{"ANTHROPIC_API_KEY": "sk-test"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bed.r = bed.runner(b, "bench-"+randHex(3), func(c *Config) { c.Secret = "model" })
 	o.Bin, o.Dir, o.Runner = "claude", bed.workDir(b, "w"), bed.r
 	return o
 }
