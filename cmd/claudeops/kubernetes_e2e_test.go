@@ -382,11 +382,32 @@ func TestKubernetesWaitingForCapacity(t *testing.T) {
 	}
 }
 
+// vmRSS is a process's resident and peak memory, as its status says.
+func vmRSS(t *testing.T, pid int) string {
+	t.Helper()
+	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmRSS") || strings.HasPrefix(l, "VmHWM") {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // TestKubernetesLoad holds CLAUDEOPS_LOAD_PODS sessions (20 when set to 1)
 // in Pods at once and reports the bot's memory: the figure in
 // docs/PERFORMANCE.md. A load script, not part of the suite:
 //
-//	CLAUDEOPS_LOAD_PODS=20 scripts/test -run TestKubernetesLoad -v ./cmd/claudeops/
+//	scripts/kubernetes >cluster.env   # the cluster scripts/test would start
+//	env $(cat cluster.env) CLAUDEOPS_LOAD_PODS=20 go test -tags goolm -count=1 \
+//	    -run TestKubernetesLoad -v ./cmd/claudeops/
+//
+// (without -race, which scripts/test adds: it multiplies a Go process's
+// memory).
 func TestKubernetesLoad(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("CLAUDEOPS_LOAD_PODS"))
 	if n <= 0 {
@@ -395,6 +416,8 @@ func TestKubernetesLoad(t *testing.T) {
 	b := newKubeBed(t, k8sScript(nil, nil), "CLAUDEOPS_MAX_SESSIONS="+strconv.Itoa(n),
 		"CLAUDEOPS_KUBERNETES_CPU_REQUEST=10m", "CLAUDEOPS_KUBERNETES_MEMORY_REQUEST=64Mi")
 	bot := b.start(t)
+	bot.waitLog("claude CLI in the image")
+	t.Logf("bot ready, no session: %s", vmRSS(t, bot.cmd.Process.Pid))
 	began := time.Now()
 	for i := range n {
 		bot.say("/thread t" + strconv.Itoa(i))
@@ -405,15 +428,7 @@ func TestKubernetesLoad(t *testing.T) {
 	}
 	took := time.Since(began)
 	pods := b.waitPods(t, n)
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(bot.cmd.Process.Pid), "status"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(l, "VmRSS") || strings.HasPrefix(l, "VmHWM") {
-			t.Logf("bot with %d sessions in Pods: %s", len(pods), strings.Join(strings.Fields(l), " "))
-		}
-	}
+	t.Logf("bot with %d sessions in Pods: %s", len(pods), vmRSS(t, bot.cmd.Process.Pid))
 	t.Logf("%d threads answered, each in a new Pod, in %s", n, took.Round(time.Millisecond))
 	if err := bot.endInput(3 * time.Minute); err != nil {
 		t.Errorf("bot exit: %v", err)
