@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claudeops/claudeops/claudeproc"
@@ -254,6 +255,29 @@ func TestPodDeletedEndsTheSession(t *testing.T) {
 	}
 	if st.Reason != "its Pod was deleted" {
 		t.Errorf("ended %+v, want the Pod's deletion as the reason", st)
+	}
+	s.in.Close()
+	for range s.lines {
+	}
+}
+
+// TestPodOutOfMemory: a session whose tools outgrow the memory limit ends
+// with the kernel's verdict told, not a bare exit code.
+func TestPodOutOfMemory(t *testing.T) {
+	b := newBed(t, func(c *Config) {
+		c.MemoryLimit = resource.MustParse("64Mi")
+		c.MemoryRequest = resource.MustParse("32Mi")
+	})
+	s := b.start(t, b.r, claudeproc.Spec{Bin: "/bin/sh", Args: []string{"-c", "echo up; exec tail /dev/zero"}, Dir: b.workDir(t, "w")})
+	if l := s.next(t); l != "up" {
+		t.Fatalf("first line %q", l)
+	}
+	st, err := s.h.Wait()
+	if err != nil {
+		t.Errorf("wait: %v", err)
+	}
+	if !strings.HasPrefix(st.Reason, "its Pod ran out of memory (OOMKilled") || st.Signal != syscall.SIGKILL {
+		t.Errorf("ended %+v, want the OOM kill told", st)
 	}
 	s.in.Close()
 	for range s.lines {
