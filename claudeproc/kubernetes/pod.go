@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/url"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -150,8 +151,13 @@ func lesser(a, b resource.Quantity) resource.Quantity {
 // they would name nothing, or something else.
 var hostPathEnv = []string{"PATH", "HOME", "TMPDIR", "CLAUDE_CONFIG_DIR", "SHELL", "PWD"}
 
-// credentialWords mark a variable whose value is a credential.
-var credentialWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE"}
+// credentialWords mark a variable whose value is a credential, or may
+// carry one (extra HTTP headers: ANTHROPIC_CUSTOM_HEADERS,
+// OTEL_EXPORTER_OTLP_HEADERS hold Authorization and API-key headers).
+var credentialWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "HEADERS"}
+
+// credentialValue is a value that holds a credential whatever its name.
+var credentialValue = regexp.MustCompile(`(?i)authorization|bearer\s|api[-_]?key|sk-ant-`)
 
 // podEnv is the CLI's environment in a Pod: env without the variables
 // naming host paths (PATH comes from the image) and without credentials
@@ -173,13 +179,17 @@ func podEnv(env []string) []corev1.EnvVar {
 
 // Credential reports whether a variable holds a credential by its name
 // (ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY, …) or its value (a URL with
-// a password in it, as proxies are given).
+// a password in it, as proxies are given; an Authorization header; an
+// Anthropic key).
 func Credential(name, val string) bool {
 	up := strings.ToUpper(name)
 	for _, w := range credentialWords {
 		if strings.Contains(up, w) {
 			return true
 		}
+	}
+	if credentialValue.MatchString(val) {
+		return true
 	}
 	if u, err := url.Parse(strings.TrimSpace(val)); err == nil && u.User != nil {
 		if _, ok := u.User.Password(); ok {

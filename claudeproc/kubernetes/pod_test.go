@@ -64,6 +64,10 @@ func TestPodEnvKeepsCredentialsOut(t *testing.T) {
 		"https_proxy":                         "http://u:SECRET7@proxy:3128",
 		"GOOGLE_APPLICATION_CREDENTIALS_JSON": "SECRET8",
 		"ANTHROPIC_Api_Key":                   "SECRET9",
+		"ANTHROPIC_CUSTOM_HEADERS":            "X-Org: SECRET10",
+		"OTEL_EXPORTER_OTLP_HEADERS":          "x-honeycomb-team=SECRET11",
+		"CLAUDE_CODE_EXTRA":                   "Authorization: Bearer SECRET12",
+		"ANTHROPIC_MODEL":                     "sk-ant-SECRET13",
 	}
 	env := []string{"PATH=/host/bin", "HOME=/root", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "LANG=C.UTF-8", "NO_PROXY=localhost"}
 	for k, v := range secrets {
@@ -182,6 +186,11 @@ func TestCredential(t *testing.T) {
 		{"ANTHROPIC_BASE_URL", "https://api.example", false},
 		{"ANTHROPIC_MODEL", "claude-x", false},
 		{"LANG", "C.UTF-8", false},
+		{"OTEL_EXPORTER_OTLP_HEADERS", "a=b", true},
+		{"ANTHROPIC_CUSTOM_HEADERS", "X-Org: acme", true},
+		{"CLAUDE_CODE_X", "bearer abc", true},
+		{"ANTHROPIC_SMALL_FAST_MODEL", "claude-haiku", false},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "https://otel.example:4318", false},
 	} {
 		if got := Credential(tc.name, tc.val); got != tc.want {
 			t.Errorf("Credential(%q, %q) = %v", tc.name, tc.val, got)
