@@ -365,6 +365,29 @@ func TestKubernetesMoreThreadsThanSessions(t *testing.T) {
 	}
 }
 
+// TestKubernetesTurnLimit: the turn clock works as with a local process: a
+// turn past CLAUDEOPS_TURN_TIMEOUT is stopped and told, and the session
+// (its Pod) stays for the next message.
+func TestKubernetesTurnLimit(t *testing.T) {
+	hold, slow := make(chan struct{}), make(chan struct{}, 1)
+	defer close(hold)
+	b := newKubeBed(t, k8sScript(hold, slow), "CLAUDEOPS_TURN_TIMEOUT=3s")
+	bot := b.start(t)
+	bot.say("slow one")
+	awaitSlow(t, slow)
+	bot.expect(`Stopped: the turn ran longer than 3s \(CLAUDEOPS_TURN_TIMEOUT\)\.`)
+	pod := b.waitPods(t, 1)[0].Name
+	bot.say("still there?")
+	bot.expect(`^\[main\] claude: noted: still there\?$`)
+	if now := b.waitPods(t, 1)[0].Name; now != pod {
+		t.Errorf("the session moved from Pod %s to %s", pod, now)
+	}
+	if err := bot.endInput(2 * time.Minute); err != nil {
+		t.Errorf("bot exit: %v", err)
+	}
+	b.waitPods(t, 0)
+}
+
 // TestKubernetesWaitingForCapacity: sessions whose Pods no node has room
 // for. The bot starts (its CLI check asks for next to nothing); a message
 // is told that its Pod waits for capacity, in the scheduler's words, then
