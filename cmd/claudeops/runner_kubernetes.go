@@ -55,7 +55,7 @@ var kubernetesFields = map[string]string{
 	"cpu_request": "CLAUDEOPS_KUBERNETES_CPU_REQUEST", "start_timeout": "CLAUDEOPS_KUBERNETES_START_TIMEOUT",
 }
 
-// runnerConfig returns the runner's configuration for a bot whose state is
+// kubernetesConfig returns the runner's configuration for a bot whose state is
 // at statePath (the default instance's name is derived from it), and what
 // is wrong with it, all at once.
 func (r runnerConfig) kubernetesConfig(statePath string) (kubernetes.Config, []string) {
