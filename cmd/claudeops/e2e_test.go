@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"os"
@@ -54,38 +53,7 @@ func startBotProc(t *testing.T, env []string) *botProc {
 func startBotCmd(t *testing.T, cmd *exec.Cmd, env []string) *botProc {
 	t.Helper()
 	cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &botProc{t: t, cmd: cmd, stdin: in, notify: make(chan struct{}, 1), done: make(chan struct{})}
-	cmd.Stderr = &testLog{t: t, bot: b}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer close(b.done)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			b.mu.Lock()
-			b.lines = append(b.lines, sc.Text())
-			b.mu.Unlock()
-			select {
-			case b.notify <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-b.done
-		_ = cmd.Wait()
-	})
-	return b
+	return startProc(t, cmd)
 }
 
 type testLog struct {

@@ -128,7 +128,7 @@ func startProc(t *testing.T, cmd *exec.Cmd) *botProc {
 		}
 	}()
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill() // the client only; the container goes with cleanupDocker
+		_ = cmd.Process.Kill() // for the image test the client only; the container goes with cleanupDocker
 		<-b.done
 		_ = cmd.Wait()
 	})

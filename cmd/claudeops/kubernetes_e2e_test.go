@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,21 +135,13 @@ func userDir(t *testing.T, dir string) string {
 	return dir
 }
 
+// copyForBot copies a file (the new one: O_EXCL) for the bot's user, with mode.
 func copyForBot(t *testing.T, from, to string, mode os.FileMode) {
 	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
+	if err := copyFile(from, to); err != nil {
 		t.Fatal(err)
 	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := os.Chmod(to, mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chown(to, botUID, botUID); err != nil {
