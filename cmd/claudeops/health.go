@@ -118,8 +118,9 @@ func (h *health) register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /readyz", h.serveReady)
 }
 
-// seedCLI takes the start's check of the CLI as the first result (none
-// for the docker runner: its image's CLI is checked on demand).
+// seedCLI takes the start's check of the CLI as the first result: the
+// local CLI's, or for the docker and kubernetes runners the image's (a
+// zero info seeds nothing).
 func (h *health) seedCLI(info claudeproc.VersionInfo) {
 	if h != nil && info.Bin != "" {
 		h.cli.seed(cliResult{info: info}, h.started)

@@ -164,7 +164,7 @@ func newSlack(cfg config, log *slog.Logger) (*slackadapter.Adapter, int) {
 // the HTTP listener over the open store; it returns an exit code.
 func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool, stdin io.Reader) int {
 	log := a.log
-	runner, err := buildRunner(ctx, cfg, log)
+	runner, startCLI, err := buildRunner(ctx, cfg, log)
 	if err != nil {
 		log.Error("set up the session runner", "err", err)
 		return exitFailure
@@ -219,6 +219,7 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 	a.b.SetScheduler(a.sch)
 	if cfg.HTTPAddr != "" {
 		a.health = a.newHealth(cfg, runner)
+		a.health.seedCLI(startCLI) // the image's CLI was just checked: no second probe
 		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.sl, a.health, a.met.Handler()); err != nil {
 			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
 			return exitFailure

@@ -65,33 +65,35 @@ func (r *runnerConfig) noteSecretFiles(m map[string]string) {
 }
 
 // buildRunner makes the configured runner, and checks that sessions can
-// run in it before the bot takes any message.
-func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.Runner, error) {
+// run in it before the bot takes any message. For a runner whose CLI is
+// an image's, it also returns that CLI's check, the health's first.
+func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.Runner, claudeproc.VersionInfo, error) {
+	var none claudeproc.VersionInfo
 	switch cfg.Runner.Kind {
 	case "local":
-		return claudeproc.Local{}, nil
+		return claudeproc.Local{}, none, nil
 	case "sandbox":
 		sb := sandbox(cfg)
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 		if err := sb.Check(ctx, cfg.Workdir); err != nil {
-			return nil, fmt.Errorf("sandbox runner: %w", err)
+			return nil, none, fmt.Errorf("sandbox runner: %w", err)
 		}
-		return sb, nil
+		return sb, none, nil
 	case "docker":
-		r, err := dockerRunner(ctx, cfg, log)
+		r, cli, err := dockerRunner(ctx, cfg, log)
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
-		return r, nil
+		return r, cli, nil
 	case "kubernetes":
-		r, err := kubernetesRunner(ctx, cfg, log)
+		r, cli, err := kubernetesRunner(ctx, cfg, log)
 		if err != nil {
-			return nil, err
+			return nil, none, err
 		}
-		return r, nil
+		return r, cli, nil
 	}
-	return nil, fmt.Errorf("unknown runner %q", cfg.Runner.Kind)
+	return nil, none, fmt.Errorf("unknown runner %q", cfg.Runner.Kind)
 }
 
 // sandbox is the bubblewrap runner of cfg. It hides the bot's state (the

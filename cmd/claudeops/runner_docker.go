@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
@@ -73,27 +74,28 @@ var userRe = regexp.MustCompile(`^([0-9]{1,10}):([0-9]{1,10})$`)
 // dockerRunner makes the docker runner and checks the engine and the image
 // before the bot takes any message; containers a crashed run left behind
 // are removed.
-func dockerRunner(ctx context.Context, cfg config, log *slog.Logger) (*docker.Runner, error) {
+func dockerRunner(ctx context.Context, cfg config, log *slog.Logger) (*docker.Runner, claudeproc.VersionInfo, error) {
+	var cli claudeproc.VersionInfo
 	dc, bad := cfg.Runner.Docker.runnerConfig(absPath(statePlace(cfg)))
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("docker runner: %s", strings.Join(bad, "; "))
+		return nil, cli, fmt.Errorf("docker runner: %s", strings.Join(bad, "; "))
 	}
 	dc.Logger = log
 	r, err := docker.New(dc)
 	if err != nil {
-		return nil, err
+		return nil, cli, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if err := r.Prepare(ctx); err != nil {
 		r.Close()
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return nil, cli, fmt.Errorf("docker runner: %w", err)
 	}
-	if err := checkImageCLI(ctx, r, cmp.Or(cfg.ClaudeBin, "claude")); err != nil {
+	if cli, err = checkImageCLI(ctx, r, cmp.Or(cfg.ClaudeBin, "claude")); err != nil {
 		r.Close()
-		return nil, fmt.Errorf("docker runner: %w", err)
+		return nil, cli, fmt.Errorf("docker runner: %w", err)
 	}
-	return r, nil
+	return r, cli, nil
 }
 
 // imageRunner is a runner whose CLI is in an image: CLIVersion runs
@@ -102,25 +104,23 @@ type imageRunner interface {
 	CLIVersion(ctx context.Context, bin string) (string, error)
 }
 
-// checkImageCLI applies the version policy of checkCLI to the image's CLI:
-// missing or too old stops the bot, newer than tested warns.
-func checkImageCLI(ctx context.Context, r imageRunner, bin string) error {
-	raw, err := r.CLIVersion(ctx, bin)
-	if err != nil {
-		return fmt.Errorf("%w (CLAUDEOPS_CLAUDE_BIN names the CLI in the image)", err)
-	}
-	v, err := claudeproc.ParseVersion(raw)
-	if err != nil {
-		slog.Warn("claude CLI in the image: cannot read its version; continuing degraded", "printed", raw, "err", err)
-		return nil
-	}
-	switch claudeproc.Classify(v) {
-	case claudeproc.CompatIncompatible:
-		return fmt.Errorf("claude CLI %s in the image is older than the minimum supported %s", v, claudeproc.MinVersion)
-	case claudeproc.CompatLikely:
-		slog.Warn("claude CLI in the image is newer than the tested one; it may have protocol changes", "version", v.String(), "tested", claudeproc.TestedVersion.String())
+// checkImageCLI applies the version policy of checkCLI to the image's CLI
+// (imageCLI's levels): missing or too old stops the bot, newer than tested
+// warns. It returns the check, for /readyz to start from.
+func checkImageCLI(ctx context.Context, r imageRunner, bin string) (claudeproc.VersionInfo, error) {
+	res := imageCLI(ctx, r, bin)
+	info := res.info
+	switch {
+	case errors.Is(res.err, claudeproc.ErrNotFound):
+		return info, fmt.Errorf("%s (CLAUDEOPS_CLAUDE_BIN names the CLI in the image)", info.Message)
+	case res.err != nil:
+		return info, fmt.Errorf("claude CLI %s in the image is older than the minimum supported %s", info.Version, claudeproc.MinVersion)
+	case info.Level == claudeproc.CompatDegraded:
+		slog.Warn("claude CLI in the image: cannot read its version; continuing degraded", "printed", info.Raw)
+	case info.Level == claudeproc.CompatLikely:
+		slog.Warn("claude CLI in the image is newer than the tested one; it may have protocol changes", "version", info.Version.String(), "tested", claudeproc.TestedVersion.String())
 	default:
-		slog.Info("claude CLI in the image", "version", v.String(), "tested", claudeproc.TestedVersion.String())
+		slog.Info("claude CLI in the image", "version", info.Version.String(), "tested", claudeproc.TestedVersion.String())
 	}
-	return nil
+	return info, nil
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/claudeproc/kubernetes"
 	"github.com/claudeops/claudeops/internal/fspath"
 )
@@ -152,10 +153,11 @@ func kubernetesOwnDirs(c config) []string {
 
 // kubernetesRunner makes the kubernetes runner and checks the cluster
 // before the bot takes any message; Pods a previous run left are deleted.
-func kubernetesRunner(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runner, error) {
+func kubernetesRunner(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runner, claudeproc.VersionInfo, error) {
+	var cli claudeproc.VersionInfo
 	kc, bad := cfg.Runner.kubernetesConfig(absPath(statePlace(cfg)))
 	if len(bad) > 0 {
-		return nil, fmt.Errorf("kubernetes runner: %s", strings.Join(bad, "; "))
+		return nil, cli, fmt.Errorf("kubernetes runner: %s", strings.Join(bad, "; "))
 	}
 	kc.Logger = log
 	// client-go reports what it cannot hand back (a stream's copy that
@@ -163,21 +165,21 @@ func kubernetesRunner(ctx context.Context, cfg config, log *slog.Logger) (*kuber
 	klog.SetSlogLogger(log.With("part", "client-go"))
 	rc, err := restConfig(cfg.Runner.Kubernetes.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes runner: %w", err)
+		return nil, cli, fmt.Errorf("kubernetes runner: %w", err)
 	}
 	r, err := kubernetes.New(kc, rc)
 	if err != nil {
-		return nil, err
+		return nil, cli, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	if err := r.Prepare(ctx); err != nil {
-		return nil, fmt.Errorf("kubernetes runner: %w", err)
+		return nil, cli, fmt.Errorf("kubernetes runner: %w", err)
 	}
-	if err := checkImageCLI(ctx, r, cmp.Or(cfg.ClaudeBin, "claude")); err != nil {
-		return nil, fmt.Errorf("kubernetes runner: %w", err)
+	if cli, err = checkImageCLI(ctx, r, cmp.Or(cfg.ClaudeBin, "claude")); err != nil {
+		return nil, cli, fmt.Errorf("kubernetes runner: %w", err)
 	}
-	return r, nil
+	return r, cli, nil
 }
 
 // restConfig reaches the cluster: by the kubeconfig file, else as the Pod

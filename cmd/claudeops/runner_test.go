@@ -96,7 +96,7 @@ func TestSandboxRunnerRefusedAtStart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := buildRunner(t.Context(), c, slog.New(slog.DiscardHandler))
+			r, _, err := buildRunner(t.Context(), c, slog.New(slog.DiscardHandler))
 			if tt.wantErr == "" {
 				if _, ok := r.(claudeproc.Sandbox); err != nil || !ok {
 					t.Fatalf("control: %T %v", r, err)
