@@ -379,6 +379,36 @@ func TestKubernetesTurnLimit(t *testing.T) {
 	b.waitPods(t, 0)
 }
 
+// TestKubernetesHomesAreNoWorkdir: every channel's CLI state lies on the
+// claim beside the working directories; no channel may work in it, around
+// it, or through a link into it. The oracle for what a session got is the
+// Pod the API server holds: its working directory's subPath.
+func TestKubernetesHomesAreNoWorkdir(t *testing.T) {
+	b := newKubeBed(t, k8sScript(nil, nil))
+	link := filepath.Join(b.claim, "default", "homes-link")
+	if err := os.Symlink("../claude-homes", link); err != nil {
+		t.Fatal(err)
+	}
+	bot := b.start(t)
+	bot.say("hello") // the channel's CLI state exists from now on
+	bot.expect(`^\[main\] claude: noted: hello$`)
+	for _, dir := range []string{filepath.Join(b.claim, "claude-homes", "e2e"), b.claim, link, filepath.Join(link, "e2e")} {
+		bot.say("cwd " + dir)
+		bot.expect(`^\[main\] \* Refused: .*(holds|lies inside) the bot's own state`)
+	}
+	bot.say("new")
+	bot.say("hello again") // a new session, in a new Pod
+	bot.expect(`^\[main\] claude: noted: hello again$`)
+	for _, m := range b.waitPods(t, 1)[0].Spec.Containers[0].VolumeMounts {
+		if m.Name == "work" && m.MountPath != "/home/claude/.claude" && m.SubPath != "default" {
+			t.Errorf("the session mounts %q of the claim as %s", m.SubPath, m.MountPath)
+		}
+	}
+	if err := bot.endInput(2 * time.Minute); err != nil {
+		t.Errorf("bot exit: %v", err)
+	}
+}
+
 // TestKubernetesWaitingForCapacity: sessions whose Pods no node has room
 // for. The bot starts (its CLI check asks for next to nothing); a message
 // is told that its Pod waits for capacity, in the scheduler's words, then
