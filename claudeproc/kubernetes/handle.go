@@ -43,9 +43,6 @@ func newHandle(r *Runner, p *corev1.Pod) *handle {
 
 func (h *handle) Name() string { return "pod " + h.name }
 
-// PodName is the Pod's name.
-func (h *handle) PodName() string { return h.name }
-
 // deleteTimeout bounds a deletion and the wait for the Pod to be gone.
 const deleteTimeout = time.Minute
 

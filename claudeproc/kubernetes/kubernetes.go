@@ -172,10 +172,6 @@ func New(cfg Config, rc *rest.Config) (*Runner, error) {
 	return r, nil
 }
 
-// Client is the runner's API client, for callers that inspect what it
-// made.
-func (r *Runner) Client() k8s.Interface { return r.cli }
-
 // Selector is the label selector of every Pod of this instance.
 func (r *Runner) Selector() string { return LabelInstance + "=" + r.cfg.Instance }
 
