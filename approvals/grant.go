@@ -12,10 +12,11 @@ const ToolExitPlanMode = "ExitPlanMode"
 
 // GrantRule returns the allow rule a grant choice on c stores:
 //
-//   - ChoiceAllowThread: the same call for the rest of the thread. Bash:
-//     DerivePattern's pattern; a file tool: exactly that file (or the
-//     directory Glob and Grep search), never a folder; WebFetch: the host;
-//     any other tool: the tool.
+//   - ChoiceAllowThread: the same call for the rest of the thread. Bash
+//     and Monitor: DerivePattern's pattern; a file tool: exactly that file
+//     (or the directory Glob and Grep search), never a folder; WebFetch:
+//     the host; a tool of wholeToolGrants (WebSearch): the tool. Any other
+//     tool gets no grant: a bare tool name would allow every later call.
 //   - ChoiceAllowFolder: file tools only: the folder of the file, and
 //     everything below it, for the rest of the thread, when that folder
 //     lies strictly inside c.Cwd ("./**" is never granted).
@@ -33,7 +34,7 @@ func GrantRule(c Call, choice Choice) (Rule, bool) {
 	switch choice {
 	case ChoiceAllowThread, ChoiceAllowAlways:
 		r.Pattern = DerivePattern(c.Tool, c.Input, c.Cwd)
-		if r.Pattern == "" && (c.Tool == ToolBash || isPathTool(c.Tool) || c.Tool == ToolWebFetch) {
+		if _, whole := wholeToolGrants[c.Tool]; r.Pattern == "" && !whole {
 			return Rule{}, false
 		}
 		if choice == ChoiceAllowAlways {

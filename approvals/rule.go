@@ -108,11 +108,11 @@ func checkToolName(tool string) error {
 }
 
 func checkPattern(tool, pattern string) error {
-	if err := checkParens(pattern, tool == ToolBash); err != nil {
+	if err := checkParens(pattern, isCommandTool(tool)); err != nil {
 		return err
 	}
 	switch {
-	case tool == ToolBash:
+	case isCommandTool(tool):
 		if strings.HasSuffix(pattern, ":*") && strings.TrimSpace(strings.TrimSuffix(pattern, ":*")) == "" {
 			return errors.New(`empty command prefix before ":*"`)
 		}
@@ -216,6 +216,16 @@ func (r Rule) Validate() error {
 	return nil
 }
 
+// appliesToTool reports whether the rule covers a call of tool: its Tool
+// names tool, or it is a deny rule naming Bash and tool runs commands too
+// (commandTools): a command denied in Bash is denied through Monitor.
+func (r Rule) appliesToTool(tool string) bool {
+	if r.matchesTool(tool) {
+		return true
+	}
+	return r.Effect == EffectDeny && tool != ToolBash && isCommandTool(tool) && r.matchesTool(ToolBash)
+}
+
 // matchesTool reports whether the rule's Tool names tool: equal, or a
 // prefix when Tool ends in '*'.
 func (r Rule) matchesTool(tool string) bool {
@@ -229,7 +239,8 @@ func (r Rule) matchesTool(tool string) bool {
 // cwd (absolute) resolves relative paths and patterns. Whatever the rule's
 // Tool, the pattern is read according to the called tool:
 //
-//   - Bash (input.command): an allow rule matches only when Bash would run
+//   - Bash and the other command tools (commandTools: Monitor's
+//     input.command): an allow rule matches only when Bash would run
 //     nothing but what the rule names. The command is read under a
 //     whitelist grammar (see shell.go: plain words, '…', "…" with at most
 //     $NAME, operators ; & && || | |&, redirections only to /dev/null or
@@ -240,12 +251,14 @@ func (r Rule) matchesTool(tool string) bool {
 //     every simple command's words after quote removal must start with
 //     "prefix:*"'s words, or equal the pattern's. A command equal to a
 //     non-prefix pattern as a whole matches: that exact string was
-//     approved. Prefix rules trust their program with any arguments:
-//     "git:*" allows "git -c core.pager=… log". A deny rule matches if any
+//     approved. Prefix rules trust their program with its arguments, but
+//     for the options safeCommands lists as running a program or writing a
+//     file ("git diff:*" does not allow "git diff --output=f"); "git:*"
+//     still allows "git -c core.pager=… log". A deny rule matches if any
 //     simple command does, also inside substitutions, after dropping
 //     assignments and redirections, after quote removal; deny rules on
 //     Bash are still best effort: "bash -c", eval, sudo or /bin/rm get past
-//     "rm:*".
+//     "rm:*". A deny rule on Bash also applies to the other command tools.
 //   - Read, Write, Edit, MultiEdit, NotebookEdit (input.file_path or
 //     input.notebook_path), Glob and Grep (input.path, default cwd; a Glob
 //     pattern's leading literal directories count): the pattern is a path
@@ -262,7 +275,7 @@ func (r Rule) matchesTool(tool string) bool {
 // allow rules do not. Allow rules never match AskUserQuestion, which only a
 // human can answer.
 func (r Rule) Matches(tool string, input json.RawMessage, cwd string) bool {
-	if !r.matchesTool(tool) {
+	if !r.appliesToTool(tool) {
 		return false
 	}
 	deny := r.Effect == EffectDeny
@@ -273,12 +286,8 @@ func (r Rule) Matches(tool string, input json.RawMessage, cwd string) bool {
 		return true
 	}
 	switch {
-	case tool == ToolBash:
-		fields, ok := decodeObject(input)
-		if !ok {
-			return deny
-		}
-		cmd, ok := stringField(fields, "command")
+	case isCommandTool(tool):
+		cmd, ok := toolCommand(tool, input)
 		if !ok {
 			return deny
 		}
@@ -357,11 +366,12 @@ func Evaluate(rules []Rule, channelKey, threadKey, tool string, input json.RawMe
 // DerivePattern returns the pattern "Allow for thread" and "Always allow"
 // store for a call, one that Matches the same call again:
 //
-//   - Bash: deriveBash's pattern: "word:*" for one plain simple command of
-//     a program that does not run other code from its arguments ("touch
-//     a.txt" -> "touch:*"), "tool sub:*" for git, npm, go and the like
-//     ("git status:*"), otherwise the exact trimmed command; "" for a
-//     multi-line command, or one ending in ":*" (it would read as a prefix).
+//   - Bash and Monitor (commandTools): deriveBash's pattern: "word:*" or
+//     "tool sub:*" for one plain simple command of a program safeCommands
+//     lists ("ls -la" -> "ls:*", "git status -s" -> "git status:*",
+//     "make test" -> "make test:*"), otherwise the exact trimmed command;
+//     "" for a multi-line command, or one ending in ":*" (it would read as
+//     a prefix).
 //   - File tools: exactly the file (for Glob and Grep, the directory
 //     searched), relative to cwd when inside it, else absolute, its glob
 //     bytes escaped. A folder is only ever granted on purpose: see
@@ -370,12 +380,8 @@ func Evaluate(rules []Rule, channelKey, threadKey, tool string, input json.RawMe
 //   - Anything else, or an input that cannot be read: "".
 func DerivePattern(tool string, input json.RawMessage, cwd string) string {
 	switch {
-	case tool == ToolBash:
-		fields, ok := decodeObject(input)
-		if !ok {
-			return ""
-		}
-		cmd, _ := stringField(fields, "command")
+	case isCommandTool(tool):
+		cmd, _ := toolCommand(tool, input)
 		p := deriveBash(cmd)
 		if strings.IndexFunc(p, unicode.IsControl) >= 0 {
 			return "" // a multi-line exact command: allowed once, not kept as a rule

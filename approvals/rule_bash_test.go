@@ -66,7 +66,8 @@ var matchesBashCases = []struct {
 	{"escaped quote in double", "git:*", `git commit -m "say \"hi\"; ok"`, true, true},
 	{"quoted newline", "git:*", "git commit -m 'line1\nline2'", true, true},
 	{"single-quoted dollar paren", "git:*", "git commit -m '$(not run)'", true, true},
-	{"plain variable", "git:*", "git log $BRANCH", true, true},
+	{"plain variable", "git:*", "git status $BRANCH", true, true},
+	{"variable where an option could be", "git:*", "git log $BRANCH", false, true},
 	{"unterminated single", "git:*", "git log 'oops", false, true},
 	{"unterminated double", "git:*", `git log "oops`, false, true},
 
@@ -94,7 +95,7 @@ var matchesBashCases = []struct {
 	{"quoted heredoc", "cat:*", "cat <<'EOF'\nhello\nEOF", false, true},
 	{"function definition", "git:*", "git () ( rm -rf / ); git status", false, true},
 	{"subshell", "git:*", "(git status)", false, false},
-	{"param expansion", "git:*", `git log "${HOME}"`, true, true},
+	{"param expansion", "ls:*", `ls "${HOME}"`, true, true},
 	{"param default hides comment", "echo:*", "echo ${x:-a #}; rm -rf /", false, true},
 
 	// Assignments: allow does not skip them, deny does.

@@ -77,7 +77,9 @@ func startsWith(words []shWord, rule []string) bool {
 // grammar and every simple command's words start with the pattern's words
 // ("prefix:*"), or equal them (any other pattern). Words are compared after
 // quote removal, because that is what the program gets: "git 'status'"
-// runs the same as "git status".
+// runs the same as "git status". A prefix rule's further words must pass
+// the argPolicy of the program they go to (argsAllowed): "sort:*" does not
+// match "sort -o f".
 func allowBash(pattern, cmd string) bool {
 	prefix, isPrefix := strings.CutSuffix(pattern, ":*")
 	rule, ok := ruleWords(prefix)
@@ -90,6 +92,9 @@ func allowBash(pattern, cmd string) bool {
 	}
 	for _, c := range cmds {
 		if !startsWith(c.words, rule) || !isPrefix && len(c.words) != len(rule) {
+			return false
+		}
+		if isPrefix && !argsAllowed(c.words, len(rule)) {
 			return false
 		}
 	}

@@ -122,18 +122,18 @@ func TestTrustAlwaysAllowIsForAdmins(t *testing.T) {
 	id := h.expect(`^\[bobs\] \? approval (\w+): Bash wants to run: as asked · prompt #1$`)[1]
 	h.expect(`^\[bobs\]   reply: allow \| allow thread \| deny \[reason\]$`)
 	h.say("/as bob allow always")
-	h.expect(`! approval ` + id + `: Allowed by bob for this thread \(Bash\(touch:\*\)\) \(Always allow is for admins: for this thread instead\)$`)
+	h.expect(`! approval ` + id + `: Allowed by bob for this thread \(Bash\(touch b1\.txt\)\) \(Always allow is for admins: for this thread instead\)$`)
 	h.expect(`^\[bobs\] — ✓`)
 
 	h.say("/as bob run mkdir d1")
 	id = h.expect(`^\[bobs\] \? approval (\w+): Bash`)[1]
 	h.say("allow always") // the operator is an admin
-	h.expect(`! approval ` + id + `: Allowed by operator always in this channel \(Bash\(mkdir:\*\)\)$`)
+	h.expect(`! approval ` + id + `: Allowed by operator always in this channel \(Bash\(mkdir d1\)\)$`)
 	h.expect(`^\[bobs\] — ✓`)
 
 	h.say("rules")
-	h.expect(`allow Bash\(touch:\*\) \(thread\)$`)
-	h.expect(`allow Bash\(mkdir:\*\) \(channel\)$`)
+	h.expect(`allow Bash\(touch b1\.txt\) \(thread\)$`)
+	h.expect(`allow Bash\(mkdir d1\) \(channel\)$`)
 	rules, _ := h.st.Rules(context.Background())
 	for _, r := range rules {
 		if r.Scope == "channel" && r.CreatedBy == "bob" {

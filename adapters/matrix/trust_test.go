@@ -141,21 +141,26 @@ func TestTrustAlwaysAllowReactionIsForAdmins(t *testing.T) {
 	}
 	carol.React(room, pc, "♾️")
 	// The body is Markdown: the rule's parentheses come escaped.
-	h.waitBot(room, c, `Allowed by @carol:\S+ always in this channel \\\(Bash\\\(touch:\\\*\\\)\\\)`)
+	h.waitBot(room, c, `Allowed by @carol:\S+ always in this channel \\\(Bash\\\(touch by-carol\.txt\\\)\\\)`)
 	rs := h.channelRules()
 	if len(rs) != 1 || rs[0].Scope != "channel" || rs[0].ScopeKey != matrix.Platform+"/"+room.String() || rs[0].Effect != "allow" ||
-		rs[0].Tool != "Bash" || rs[0].Pattern != "touch:*" || rs[0].CreatedBy != carol.User.ID.String() {
-		t.Fatalf("channel rules %+v, want carol's allow Bash(touch:*) for the room", rs)
+		rs[0].Tool != "Bash" || rs[0].Pattern != "touch by-carol.txt" || rs[0].CreatedBy != carol.User.ID.String() {
+		t.Fatalf("channel rules %+v, want carol's allow Bash(touch by-carol.txt) for the room", rs)
 	}
 	h.waitBot(room, c, `✓ .* turn`)
 
-	d := h.mention(h.alice, room, "run touch by-alice.txt")
+	// touch writes the file it names: the rule is that very command, which
+	// now runs unasked in another thread.
+	if err := os.Remove(filepath.Join(h.dir, "by-carol.txt")); err != nil {
+		t.Fatal(err)
+	}
+	d := h.mention(h.alice, room, "run touch by-carol.txt")
 	h.waitBot(room, d, `tool result: `)
 	h.waitBot(room, d, `✓ .* turn`)
 	if n := len(h.botMessages(room, d, `React ✅|Allowed by|Denied by`)); n != 0 {
 		t.Errorf("the channel rule did not apply in another thread:\n%s", h.dump(room, d))
 	}
-	if _, err := os.Stat(filepath.Join(h.dir, "by-alice.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(h.dir, "by-carol.txt")); err != nil {
 		t.Errorf("the command the channel rule allows did not run: %v", err)
 	}
 }

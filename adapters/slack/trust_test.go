@@ -290,7 +290,7 @@ func TestTrustAlwaysAllowButtonIsForAdmins(t *testing.T) {
 	if rs := h.channelRules(); len(rs) != 0 {
 		t.Fatalf("alice's forged Always allow made channel rules: %+v", rs)
 	}
-	h.waitThread(a, `Allowed by `+alice+` for this thread \(Bash\(mkdir:\*\)\) \(Always allow is for admins: for this thread instead\)`)
+	h.waitThread(a, `Allowed by `+alice+` for this thread \(Bash\(mkdir by-alice\)\) \(Always allow is for admins: for this thread instead\)`)
 	h.waitThread(a, `✓ .* turns?$`)
 	if !h.audited(a, alice, "refused", "allow_always by a non-admin", false) {
 		t.Error("the downgraded Always allow is not in the audit log")
@@ -315,15 +315,20 @@ func TestTrustAlwaysAllowButtonIsForAdmins(t *testing.T) {
 	if err := h.fs.Click(carol, general, pc.TS, allowAlways); err != nil {
 		t.Fatal(err)
 	}
-	h.waitThread(c, `Allowed by `+carol+` always in this channel \(Bash\(touch:\*\)\)`)
+	h.waitThread(c, `Allowed by `+carol+` always in this channel \(Bash\(touch by-carol\.txt\)\)`)
 	h.waitThread(c, `✓ .* turns?$`)
 	rs := h.channelRules()
 	if len(rs) != 1 || rs[0].Scope != "channel" || rs[0].ScopeKey != slack.Platform+"/"+general || rs[0].Effect != "allow" ||
-		rs[0].Tool != "Bash" || rs[0].Pattern != "touch:*" || rs[0].CreatedBy != carol {
-		t.Fatalf("channel rules %+v, want carol's allow Bash(touch:*) for %s", rs, general)
+		rs[0].Tool != "Bash" || rs[0].Pattern != "touch by-carol.txt" || rs[0].CreatedBy != carol {
+		t.Fatalf("channel rules %+v, want carol's allow Bash(touch by-carol.txt) for %s", rs, general)
 	}
 
-	d := h.fs.Post(alice, general, mention+"run touch by-alice.txt")
+	// touch writes the file it names: the rule is that very command, which
+	// now runs unasked in another thread.
+	if err := os.Remove(filepath.Join(h.dir, "by-carol.txt")); err != nil {
+		t.Fatal(err)
+	}
+	d := h.fs.Post(alice, general, mention+"run touch by-carol.txt")
 	h.waitThread(d, `tool result: `)
 	h.waitThread(d, `✓ .* turns?$`)
 	if h.botSaid(d, `Allowed by|Denied by|wants to run`) {
@@ -334,7 +339,7 @@ func TestTrustAlwaysAllowButtonIsForAdmins(t *testing.T) {
 			t.Errorf("a prompt in a thread the channel rule covers: %q", m.VisibleText())
 		}
 	}
-	if _, err := os.Stat(filepath.Join(h.dir, "by-alice.txt")); err != nil {
+	if _, err := os.Stat(filepath.Join(h.dir, "by-carol.txt")); err != nil {
 		t.Errorf("the command the channel rule allows did not run: %v", err)
 	}
 	h.noViolations()
