@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // Guard holds the launch settings that leave to the host (can_use_tool)
@@ -14,10 +15,17 @@ import (
 //     start in an automatic mode that runs tools unasked; only "default"
 //     and "plan" are accepted (the CLI's acceptEdits runs shell writes
 //     unasked, and auto, dontAsk and bypassPermissions decide alone);
-//   - --setting-sources user: a repository's .claude/settings.json (its
-//     hooks, permissions, environment) does not load;
-//   - --strict-mcp-config: no MCP server from the repository's .mcp.json
-//     starts;
+//   - --restricted: the CLI reads no settings file (the user's, which a
+//     command could rewrite, nor the repository's), so no hook, permission
+//     rule, skill, agent, command, CLAUDE.md or memory planted in the
+//     session's home or working directory takes effect; it opens no
+//     cross-session messaging socket, and confines the file tools to the
+//     working directory;
+//   - --setting-sources "": the same for settings, should a CLI read them
+//     despite --restricted;
+//   - --tools: only the tools Tools offers; every other one (scheduling,
+//     messaging other sessions, worktrees of the CLI's own, …) is off;
+//   - --strict-mcp-config: no MCP server but the host's own starts;
 //   - --settings: the CLI's automatic mode off (disableAutoMode: a launch
 //     in auto falls back to default and set_permission_mode auto is
 //     refused) and not used for plan mode (useAutoModeDuringPlan: plan
@@ -64,7 +72,10 @@ func (g Guard) args(mode string) []string {
 		mode = "default"
 	}
 	b, _ := json.Marshal(g.Settings()) // strings and bools only: cannot fail
-	return []string{"--permission-mode", mode, "--setting-sources", "user", "--strict-mcp-config", "--settings", string(b)}
+	return []string{
+		"--permission-mode", mode, "--restricted", "--setting-sources", "",
+		"--tools", strings.Join(OfferedTools(), ","), "--strict-mcp-config", "--settings", string(b),
+	}
 }
 
 func (o *Options) checkGuard() error {

@@ -44,6 +44,9 @@ func TestBuildEnv(t *testing.T) {
 
 func TestArgs(t *testing.T) {
 	base := "-p --output-format stream-json --input-format stream-json --verbose --permission-prompt-tool stdio --include-partial-messages"
+	// The guard's launch flags between the mode and --settings (the empty
+	// setting source shows as two spaces).
+	guard := " --restricted --setting-sources  --tools Agent,AskUserQuestion,Bash,Edit,EnterPlanMode,ExitPlanMode,Glob,Grep,KillBash,KillShell,Monitor,NotebookEdit,Read,Task,TaskCreate,TaskGet,TaskList,TaskStop,TaskUpdate,TodoWrite,ToolSearch,WebFetch,WebSearch,Write --strict-mcp-config"
 	tests := []struct {
 		opts Options
 		want string
@@ -52,9 +55,9 @@ func TestArgs(t *testing.T) {
 		{Options{Resume: "abc", ForkSession: true, Model: "claude-sonnet-4-5", PermissionMode: "plan"},
 			base + " --resume abc --fork-session --model claude-sonnet-4-5 --permission-mode plan"},
 		{Options{ForkSession: true, SessionID: "u-1"}, base + " --session-id u-1"},
-		{Options{Guard: &Guard{}}, base + ` --permission-mode default --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
-		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
-		{Options{Guard: &Guard{AskRules: []string{"Bash"}}}, base + ` --permission-mode default --setting-sources user --strict-mcp-config --settings {"disableAutoMode":"disable","permissions":{"ask":["Bash"],"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan` + guard + ` --settings {"disableAutoMode":"disable","permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{AskRules: []string{"Bash"}}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","permissions":{"ask":["Bash"],"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{AppendSystemPrompt: "be brief", AllowedTools: []string{"Read", "Bash(git:*)"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 5, ExtraArgs: []string{"--add-dir", "/srv"}},
 			base + " --append-system-prompt be brief --allowedTools Read Bash(git:*) --disallowedTools WebFetch --max-turns 5 --add-dir /srv"},
 	}
