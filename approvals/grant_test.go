@@ -44,6 +44,14 @@ func TestProtectedNeverAllowed(t *testing.T) {
 		{"bot wal read", "Read", "/state/claudeops.db-wal", ""},
 		{"bot crypto read", "Read", "/state/crypto/olm.db", ""},
 		{"link to bot db", "Read", "db.txt", "/state/claudeops.db"},
+		{"bashrc", "Write", "/root/.bashrc", ""},
+		{"profile via link", "Edit", "notes.txt", "/root/.profile"},
+		{"npmrc in repo", "Write", ".npmrc", ""},
+		{"envrc in repo", "Edit", "sub/.envrc", ""},
+		{"git user config", "Write", "/root/.config/git/config", ""},
+		{"gitconfig", "Edit", "/root/.GITCONFIG", ""},
+		{"netrc", "Write", "/root/.netrc", ""},
+		{"cli config dir", "Write", "/etc/claude-cfg/settings.json", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +59,7 @@ func TestProtectedNeverAllowed(t *testing.T) {
 			if tt.tool == "NotebookEdit" {
 				field = "notebook_path"
 			}
-			c := Call{ChannelKey: "C", ThreadKey: "T", Tool: tt.tool, Input: pathInput(field, tt.path), Cwd: cwd, Resolved: tt.resolved, Own: own}
+			c := Call{ChannelKey: "C", ThreadKey: "T", Tool: tt.tool, Input: pathInput(field, tt.path), Cwd: cwd, Resolved: tt.resolved, Own: own, CLIDirs: []string{"/etc/claude-cfg"}}
 			if !Protected(c) {
 				t.Errorf("Protected = false")
 			}
@@ -242,6 +250,19 @@ func TestAcceptEdit(t *testing.T) {
 		c := Call{Tool: tt.tool, Input: pathInput("file_path", tt.path), Cwd: "/w", Resolved: tt.resolved}
 		if got := AcceptEdit(c); got != tt.want {
 			t.Errorf("AcceptEdit(%s %s → %s) = %v", tt.tool, tt.path, tt.resolved, got)
+		}
+	}
+}
+
+// TestStartupFilesProtected: a write to any startup file, anywhere, asks.
+func TestStartupFilesProtected(t *testing.T) {
+	rules := []Rule{{Scope: ScopeGlobal, Effect: EffectAllow, Tool: "Write"}}
+	for _, name := range startupFiles {
+		for _, p := range []string{"/home/u/" + name, "/w/" + name} {
+			c := Call{ChannelKey: "C", ThreadKey: "T", Tool: "Write", Input: pathInput("file_path", p), Cwd: "/w"}
+			if eff, _ := EvaluateCall(rules, c); eff == EffectAllow || !Protected(c) {
+				t.Errorf("write %s: allowed or not protected", p)
+			}
 		}
 	}
 }

@@ -22,26 +22,49 @@ type Call struct {
 	// Own are the bot's own files and directories (database, its WAL and
 	// SHM, crypto store, keys): no allow rule ever lets a tool touch them.
 	Own []string
+	// CLIDirs are the CLI's configuration directories where they are not
+	// a ".claude" directory (CLAUDE_CONFIG_DIR): no allow rule lets a file
+	// tool write there, nor a command name them.
+	CLIDirs []string
+	// Home is the session's home directory, "" when unknown: "~" and
+	// $HOME in a command expand to it.
+	Home string
+	// Resolve returns an absolute path with its symlinks resolved (the
+	// caller does the I/O; for a path that does not exist yet, its longest
+	// existing prefix), or "" when it cannot. Used on the words of a
+	// command, so that a link in the working tree does not carry a rule
+	// into a protected place. nil: words are read as written.
+	Resolve func(abs string) string
 }
 
 // writeTools change the file they name.
 var writeTools = map[string]bool{"Write": true, "Edit": true, "MultiEdit": true, "NotebookEdit": true}
 
-// protectedDirs and protectedFiles configure Claude Code, git or the bot:
-// a write there changes what runs next (hooks, MCP servers, settings,
-// instructions), so only a person may allow it, one call at a time.
+// protectedDirs and protectedFiles configure Claude Code, git, the shell
+// or the tools it runs, or the bot: a write there changes what runs next
+// (hooks, MCP servers, settings, aliases, instructions), so only a person
+// may allow it, one call at a time.
 var (
 	protectedDirs  = []string{".claude", ".git"}
-	protectedFiles = []string{".mcp.json", "CLAUDE.md", "CLAUDE.local.md", ".claude.json", ".gitmodules"}
+	protectedFiles = append([]string{"CLAUDE.md", "CLAUDE.local.md", ".claude.json"}, startupFiles...)
 )
 
-// Protected reports whether no rule or grant may allow c: a write (Write,
-// Edit, MultiEdit, NotebookEdit) to a path with a ".claude" or ".git"
-// segment or named like one of Claude Code's instruction and settings files
-// (compared case-insensitively, as some file systems do), or any file tool
-// call on the bot's own files. Both the path as written and c.Resolved are
-// checked. An unreadable path on a write tool is protected too.
+// Protected reports whether no rule or grant may allow c:
+//
+//   - a write (Write, Edit, MultiEdit, NotebookEdit) to a path with a
+//     ".claude" or ".git" segment, below ".config/git", named like one of
+//     Claude Code's instruction and settings files or a startup file
+//     (startupFiles; compared case-insensitively, as some file systems
+//     do), or in c.CLIDirs; any file tool call on the bot's own files.
+//     Both the path as written and c.Resolved are checked. An unreadable
+//     path on a write tool is protected too.
+//   - a command (Bash, Monitor) any of whose words names such a place,
+//     the bot's own files or c.CLIDirs, for reading or writing: see
+//     commandProtected.
 func Protected(c Call) bool {
+	if isCommandTool(c.Tool) {
+		return commandProtected(c)
+	}
 	if !isPathTool(c.Tool) {
 		return false
 	}
@@ -53,13 +76,21 @@ func Protected(c Call) bool {
 		if name == "" {
 			continue
 		}
-		if writeTools[c.Tool] && protectedName(name) {
+		if writeTools[c.Tool] && (protectedName(name) || within(name, c.CLIDirs)) {
 			return true
 		}
-		for _, own := range c.Own {
-			if _, in := inside(name, own); own != "" && in {
-				return true
-			}
+		if within(name, c.Own) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether name is one of dirs or lies below one.
+func within(name string, dirs []string) bool {
+	for _, d := range dirs {
+		if _, in := inside(name, d); d != "" && in {
+			return true
 		}
 	}
 	return false
@@ -76,6 +107,11 @@ func protectedName(p string) bool {
 	}
 	if len(segs) == 0 {
 		return false
+	}
+	for i := 0; i+1 < len(segs); i++ {
+		if strings.EqualFold(segs[i], ".config") && strings.EqualFold(segs[i+1], "git") {
+			return true
+		}
 	}
 	base := segs[len(segs)-1]
 	for _, f := range protectedFiles {

@@ -110,7 +110,17 @@ func (w *worker) settledByRules(ctx context.Context, cr *claudeproc.ControlReque
 	if err != nil {
 		log.Error("load rules", "err", err)
 	}
-	switch effect, rule := approvals.EvaluateCall(rules, call); effect {
+	if r, denied := sendFileDeniedBy(rules, call); denied {
+		// Posting a file shows what a deny rule keeps from being read.
+		msg := fmt.Sprintf("Denied by the rule %q (%s scope): posting the file would show what it keeps from being read.", "deny "+r.Spec(), r.Scope)
+		if err := w.sess.proc.Deny(cr.RequestID, msg, false); err != nil {
+			log.Warn("answer can_use_tool", "err", err)
+		}
+		w.audit(ctx, "rule", "deny", c.ToolName, r.Spec(), true)
+		w.notice(ctx, fmt.Sprintf("%s was denied by the rule `deny %s`.", c.ToolName, r.Spec()), false)
+		return true
+	}
+	switch effect, rule := approvals.EvaluateCall(sendFileRules(rules, call, w.hidden()), call); effect {
 	case approvals.EffectDeny:
 		msg := fmt.Sprintf("Denied by the rule %q (%s scope).", "deny "+rule.Spec(), rule.Scope)
 		if err := w.sess.proc.Deny(cr.RequestID, msg, false); err != nil {

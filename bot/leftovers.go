@@ -133,3 +133,12 @@ func (b *Bot) endLeftovers(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Hides implements claudeproc.Viewer for the runner it wraps: nothing is
+// hidden when that one hides nothing.
+func (r recordingRunner) Hides(p string) bool {
+	if v, ok := r.inner.(claudeproc.Viewer); ok {
+		return v.Hides(p)
+	}
+	return false
+}

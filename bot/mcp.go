@@ -78,7 +78,17 @@ func (w *worker) mcpEnv(ctx context.Context) mcptools.Env {
 			return tr.ReadThread(ctx, ref, limit)
 		}
 	}
+	env.Hidden = w.hidden() // send_file sees what the session sees
 	return env
+}
+
+// hidden is what the session's runner hides from it (claudeproc.Viewer),
+// nil when it sees everything the bot does.
+func (w *worker) hidden() func(string) bool {
+	if v, ok := w.cfg.Runner.(claudeproc.Viewer); ok {
+		return v.Hides
+	}
+	return nil
 }
 
 // mcpError is a JSON-RPC error answering msg, for when the server itself

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -36,7 +37,7 @@ func (s *Server) sendFile(ctx context.Context, raw []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	data, err := readFile(s.env.Dir, rel, s.env.MaxFile)
+	data, err := readFile(s.env.Dir, rel, s.env.MaxFile, s.env.Hidden)
 	if err != nil {
 		return "", fmt.Errorf("not posted: %q %w", shown, err)
 	}
@@ -93,8 +94,10 @@ func (s *Server) relPath(p string) (string, error) {
 // open: where a file can be swapped under the bot.
 var beforeOpen func()
 
-// readFile reads rel below dir under the rules of sendFile.
-func readFile(dir, rel string, max int64) ([]byte, error) {
+// readFile reads rel below dir under the rules of sendFile; hidden, when
+// set, refuses a file the session cannot see, judged by where the opened
+// file really is.
+func readFile(dir, rel string, max int64, hidden func(string) bool) ([]byte, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("could not be opened: the working directory is unreadable (%v)", reason(err))
@@ -124,10 +127,25 @@ func readFile(dir, rel string, max int64) ([]byte, error) {
 	if !os.SameFile(st, opened) {
 		return nil, errors.New("changed while it was being opened")
 	}
+	if hidden != nil && hiddenFile(f, filepath.Join(dir, rel), hidden) {
+		return nil, errors.New("is hidden from this session")
+	}
 	if err := fitting(opened, max); err != nil {
 		return nil, err
 	}
 	return readCapped(f, max)
+}
+
+// hiddenFile reports whether the session cannot see the opened f: by
+// the path the kernel gives for the descriptor (where the file really
+// is, whatever links led there), and by the path as named, the way a
+// sandbox's mounts cover it. When the kernel cannot say, it is hidden.
+func hiddenFile(f *os.File, named string, hidden func(string) bool) bool {
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(int(f.Fd())))
+	if err != nil || !filepath.IsAbs(real) {
+		return true
+	}
+	return hidden(real) || hidden(named)
 }
 
 // readCapped reads r to its end, refusing it whole when it holds more

@@ -76,7 +76,7 @@ func TestSendFileGrowingWhileRead(t *testing.T) {
 	defer func() { close(stop); wg.Wait() }()
 	const max = 1000
 	for range 300 {
-		data, err := readFile(ws, "log", max)
+		data, err := readFile(ws, "log", max, nil)
 		if err != nil {
 			continue // refused: too large, or changed while opened
 		}

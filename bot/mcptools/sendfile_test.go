@@ -342,3 +342,44 @@ func TestSendFileBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestSendFileSeesWhatTheSessionSees: what the session's runner hides
+// inside its working directory (a sandbox's CLAUDEOPS_SANDBOX_HIDE: a
+// file, a directory) is not posted, however it is named (directly, by a
+// link to it, through "..", absolutely); the rest of the workspace is.
+// (With a real sandbox: TestConsoleSendFileHidden in bot.)
+func TestSendFileSeesWhatTheSessionSees(t *testing.T) {
+	tr := newTree(t)
+	ws := tr.ws
+	write(t, filepath.Join(ws, ".env"), secret)
+	mkdir(t, filepath.Join(ws, "vault"))
+	write(t, filepath.Join(ws, "vault", "key"), secret)
+	symlink(t, ".env", filepath.Join(ws, "env-link"))
+	symlink(t, "vault", filepath.Join(ws, "vault-link"))
+	hiddenPaths := []string{filepath.Join(ws, ".env"), filepath.Join(ws, "vault")}
+	hidden := func(p string) bool {
+		for _, h := range hiddenPaths {
+			if p == h || strings.HasPrefix(p, h+"/") {
+				return true
+			}
+		}
+		return false
+	}
+	p := &poster{}
+	s := New(Env{Dir: ws, MaxFile: 1 << 20, Post: p.post, Hidden: hidden})
+	for _, path := range []string{".env", "env-link", "sub/../.env", ws + "/.env", "vault/key", "vault-link/key"} {
+		text, isErr := callTool(t, s, sendFileName, map[string]any{"path": path})
+		if !isErr || !strings.Contains(text, "hidden from this session") {
+			t.Errorf("%s: %q (error %v), want refused as hidden", path, text, isErr)
+		}
+	}
+	if got := p.got(); len(got) != 0 {
+		t.Fatalf("hidden files were posted: %v", got)
+	}
+	if text, isErr := callTool(t, s, sendFileName, map[string]any{"path": "report.txt"}); isErr {
+		t.Fatalf("report.txt: %s", text)
+	}
+	if got := p.got(); len(got) != 1 || string(got[0].Data) != "the report\n" {
+		t.Fatalf("posted %v, want report.txt", got)
+	}
+}

@@ -48,6 +48,10 @@ type Env struct {
 	// Read returns the thread's last (at most) limit messages, oldest
 	// first; nil: this platform cannot read threads.
 	Read func(ctx context.Context, limit int) ([]adapters.Said, error)
+	// Hidden reports whether the session cannot read a host path
+	// (absolute, symlinks resolved); send_file posts nothing the session
+	// could not read itself. Nil: the session sees all of Dir.
+	Hidden func(path string) bool
 }
 
 // Server answers one session's MCP messages. Handle may be called from
