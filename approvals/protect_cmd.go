@@ -3,6 +3,7 @@ package approvals
 import (
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -26,7 +27,7 @@ var startupFiles = []string{
 
 // maxCommandPaths bounds the paths one command is checked as (brace
 // expansions, pieces, resolutions); a command beyond it is protected.
-const maxCommandPaths = 512
+const maxCommandPaths = 4096
 
 // commandProtected reports whether a command tool's call names a
 // protected place in any word: as written, after brace, "~" and $HOME
@@ -99,7 +100,8 @@ func (k *pathCheck) word(w shWord) bool {
 		}
 	}
 	cands = append(cands, strings.FieldsFunc(t, func(r rune) bool { return r == ':' || r == ',' || r == '=' })...)
-	for _, s := range cands {
+	slices.Sort(cands)
+	for _, s := range slices.Compact(cands) {
 		if k.candidate(s, !w.literal) {
 			return true
 		}

@@ -153,3 +153,14 @@ func TestBraceExpand(t *testing.T) {
 		t.Errorf("2^20 words: got %d, want nil", len(got))
 	}
 }
+
+// TestLongCommandNotProtected: many ordinary words stay within the bound.
+func TestLongCommandNotProtected(t *testing.T) {
+	cmd := "git add"
+	for i := range 500 {
+		cmd += " src/file" + strings.Repeat("x", i%7) + ".go"
+	}
+	if Protected(cmdCall("Bash", cmd)) {
+		t.Fatal("500 ordinary paths: protected")
+	}
+}
