@@ -86,6 +86,10 @@ type Config struct {
 	// Secret, when set, names a Secret of Namespace whose keys become the
 	// CLI's environment (ANTHROPIC_API_KEY, …).
 	Secret string
+	// PlainEnv names variables of the CLI's environment that look like a
+	// credential (Credential) but are not one: the operator says so, and
+	// they go into the Pod's spec. Every other such variable is left out.
+	PlainEnv []string
 	// HostNetwork runs Pods in the node's network namespace (a model API
 	// reachable only on the node's loopback).
 	HostNetwork bool

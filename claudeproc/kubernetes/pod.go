@@ -3,9 +3,7 @@ package kubernetes
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -70,7 +68,7 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 		Command:                  []string{"/bin/sh", "-c", launcher},
 		Args:                     append([]string{spec.Bin}, spec.Args...),
 		WorkingDir:               spec.Dir,
-		Env:                      podEnv(spec.Env),
+		Env:                      podEnv(spec.Env, r.cfg.PlainEnv),
 		Stdin:                    true,
 		StdinOnce:                true, // EOF once the bot's attach ends: the CLI ends, the Pod is not reused
 		Resources:                r.resources(m.probe),
@@ -151,23 +149,15 @@ func lesser(a, b resource.Quantity) resource.Quantity {
 // they would name nothing, or something else.
 var hostPathEnv = []string{"PATH", "HOME", "TMPDIR", "CLAUDE_CONFIG_DIR", "SHELL", "PWD"}
 
-// credentialWords mark a variable whose value is a credential, or may
-// carry one (extra HTTP headers: ANTHROPIC_CUSTOM_HEADERS,
-// OTEL_EXPORTER_OTLP_HEADERS hold Authorization and API-key headers).
-var credentialWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "HEADERS"}
-
-// credentialValue is a value that holds a credential whatever its name.
-var credentialValue = regexp.MustCompile(`(?i)authorization|bearer\s|api[-_]?key|sk-ant-`)
-
 // podEnv is the CLI's environment in a Pod: env without the variables
 // naming host paths (PATH comes from the image) and without credentials
 // (they come from the operator's Secret), with HOME and CLAUDE_CONFIG_DIR
 // the Pod's. A Pod's spec is readable by whoever may read Pods.
-func podEnv(env []string) []corev1.EnvVar {
+func podEnv(env, plain []string) []corev1.EnvVar {
 	out := make([]corev1.EnvVar, 0, len(env)+2)
 	for _, kv := range env {
 		name, val, _ := strings.Cut(kv, "=")
-		if slices.Contains(hostPathEnv, name) || Credential(name, val) {
+		if slices.Contains(hostPathEnv, name) || Credential(name, val) && !slices.Contains(plain, name) {
 			continue
 		}
 		out = append(out, corev1.EnvVar{Name: name, Value: val})
@@ -175,26 +165,4 @@ func podEnv(env []string) []corev1.EnvVar {
 	return append(out,
 		corev1.EnvVar{Name: "HOME", Value: Home},
 		corev1.EnvVar{Name: "CLAUDE_CONFIG_DIR", Value: path.Join(Home, ".claude")})
-}
-
-// Credential reports whether a variable holds a credential by its name
-// (ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY, …) or its value (a URL with
-// a password in it, as proxies are given; an Authorization header; an
-// Anthropic key).
-func Credential(name, val string) bool {
-	up := strings.ToUpper(name)
-	for _, w := range credentialWords {
-		if strings.Contains(up, w) {
-			return true
-		}
-	}
-	if credentialValue.MatchString(val) {
-		return true
-	}
-	if u, err := url.Parse(strings.TrimSpace(val)); err == nil && u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			return true
-		}
-	}
-	return false
 }

@@ -96,6 +96,17 @@ func TestPodEnvKeepsCredentialsOut(t *testing.T) {
 	if _, ok := got["PATH"]; ok {
 		t.Error("the host's PATH went into the Pod")
 	}
+	// What the operator marks as no credential goes in, as it is.
+	r.cfg.PlainEnv = []string{"BUILD_ID"}
+	pod = r.pod("p", claudeproc.Spec{Bin: "claude", Dir: "/work/t/x", Env: []string{"BUILD_ID=q8Zr2LmN4xVb7TpK1sWd9YhJ3cFg", "OTHER_ID=q8Zr2LmN4xVb7TpK1sWd9YhJ3cFh"},
+		Session: claudeproc.Session{Channel: "c", Thread: "t"}}, mounts{work: "t/x", home: "h"})
+	got = map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		got[e.Name] = e.Value
+	}
+	if got["BUILD_ID"] != "q8Zr2LmN4xVb7TpK1sWd9YhJ3cFg" || got["OTHER_ID"] != "" {
+		t.Errorf("marked plain: BUILD_ID %q (want it), OTHER_ID %q (want none)", got["BUILD_ID"], got["OTHER_ID"])
+	}
 }
 
 // TestPodSpec: what the API server will be asked for, before any cluster
@@ -191,6 +202,36 @@ func TestCredential(t *testing.T) {
 		{"CLAUDE_CODE_X", "bearer abc", true},
 		{"ANTHROPIC_SMALL_FAST_MODEL", "claude-haiku", false},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "https://otel.example:4318", false},
+		// Common token shapes under innocent names (issue 24: 9 of 11
+		// passed before), each generated, none real.
+		{"DEPLOY", "ghp_" + strings.Repeat("aB3", 12), true},
+		{"GH_CONFIG", "github_pat_11ABCDEFG0" + strings.Repeat("x", 40), true},
+		{"GITLAB", "glpat-" + strings.Repeat("Ab1_", 5), true},
+		{"NOTIFY", "xoxb-1234567890-1234567890-" + strings.Repeat("aZ", 12), true},
+		{"APP", "xapp-1-A012345-" + strings.Repeat("9", 20), true},
+		{"AWS_ACCESS", "AKIAIOSFODNN7EXAMPLE", true},
+		{"MAPS", "AIza" + strings.Repeat("Sy0-", 9), true},
+		{"REGISTRY", "npm_" + strings.Repeat("a1B", 12), true},
+		{"UPLOAD", "pypi-AgEIcHlwaS5vcmc" + strings.Repeat("x", 30), true},
+		{"HUB", "hf_" + strings.Repeat("Q1w", 11), true},
+		{"PAYMENTS", "sk_live_" + strings.Repeat("4eC3", 6), true},
+		{"OPENAI", "sk-proj-" + strings.Repeat("Tz9", 10), true},
+		{"DO", "dop_v1_" + strings.Repeat("ab12", 16), true},
+		{"DOCKERHUB", "dckr_pat_" + strings.Repeat("Xy7", 9), true},
+		{"SESSIONDATA", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl", true},
+		{"CA", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn", true},
+		{"DATABASE_URL", "postgres://app:hunter2@db:5432/app", true},
+		{"GENERIC", "q8Zr2LmN4xVb7TpK1sWd9YhJ3cFg", true},
+		{"GH_PAT", "x", true},
+		{"DB_PASS", "x", true},
+		// Not credentials.
+		{"COMMIT", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", false},
+		{"TZ", "Europe/Berlin", false},
+		{"GOFLAGS", "-mod=mod -trimpath", false},
+		{"NODE_OPTIONS", "--max-old-space-size=4096", false},
+		{"PAGER", "cat", false},
+		{"DATABASE_URL", "postgres://db:5432/app", false},
+		{"SENTENCE", "NothingSecretHereJustWords", false},
 	} {
 		if got := Credential(tc.name, tc.val); got != tc.want {
 			t.Errorf("Credential(%q, %q) = %v", tc.name, tc.val, got)

@@ -100,6 +100,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, asProblems(c.placeState(m))...)
 	bad = append(bad, c.placeWorkspaces(m)...)
 	bad = append(bad, kubernetesPlaces(c)...)
+	bad = append(bad, kubernetesCredentials(c, m)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}
 	}

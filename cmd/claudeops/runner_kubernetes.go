@@ -41,6 +41,10 @@ type kubernetesConfig struct {
 	MemoryRequest string        `env:"CLAUDEOPS_KUBERNETES_MEMORY_REQUEST" envDefault:"512Mi"`
 	HostNetwork   bool          `env:"CLAUDEOPS_KUBERNETES_HOST_NETWORK"`
 	StartTimeout  time.Duration `env:"CLAUDEOPS_KUBERNETES_START_TIMEOUT" envDefault:"5m"`
+	// PlainEnv names variables passed with CLAUDEOPS_CLAUDE_ENV that look
+	// like credentials but are not: the operator's word that they may be
+	// in a Pod's spec.
+	PlainEnv []string `env:"CLAUDEOPS_KUBERNETES_PLAIN_ENV"`
 }
 
 // inClusterNamespace is where a Pod's ServiceAccount names its namespace.
@@ -65,6 +69,7 @@ func (r runnerConfig) kubernetesConfig(statePath string) (kubernetes.Config, []s
 	c := kubernetes.Config{
 		Namespace: k.Namespace, Image: d.Image, Instance: k.Instance, WorkClaim: k.Claim,
 		WorkPath: k.ClaimPath, Secret: k.Secret, HostNetwork: k.HostNetwork, StartTimeout: k.StartTimeout,
+		PlainEnv: k.PlainEnv,
 	}
 	if c.Namespace == "" {
 		if b, err := os.ReadFile(inClusterNamespace); err == nil {
@@ -115,6 +120,46 @@ func (r runnerConfig) kubernetesConfig(statePath string) (kubernetes.Config, []s
 		bad = append(bad, msg)
 	}
 	return c, bad
+}
+
+// kubernetesCredentials refuses, for the kubernetes runner, a variable
+// passed with CLAUDEOPS_CLAUDE_ENV that looks like a credential
+// (kubernetes.Credential): a Pod's spec is readable by whoever may read
+// Pods, so it would be left out of the session's environment without a
+// word. The operator puts it in the Secret, or says it is none. m is the
+// environment; names only are shown, never values.
+func kubernetesCredentials(c config, m map[string]string) []problem {
+	if c.Runner.Kind != "kubernetes" {
+		return nil
+	}
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if !namedIn(name, c.ClaudeEnv) || slices.Contains(c.Runner.Kubernetes.PlainEnv, name) {
+			continue
+		}
+		if kubernetes.Credential(name, m[name]) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []problem{{name: "CLAUDEOPS_CLAUDE_ENV", want: fmt.Sprintf(
+		"passes %s, which looks like a credential, and a Pod's spec is readable by whoever may read Pods: "+
+			"put it in the Secret CLAUDEOPS_KUBERNETES_SECRET names, or list it in CLAUDEOPS_KUBERNETES_PLAIN_ENV if it is not one",
+		strings.Join(names, ", "))}}
+}
+
+// namedIn reports whether name is one of names or starts with a prefix
+// of them ending in "*", as CLAUDEOPS_CLAUDE_ENV reads.
+func namedIn(name string, names []string) bool {
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if p, ok := strings.CutSuffix(n, "*"); ok && p != "" && strings.HasPrefix(name, p) || n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // kubernetesPlaces checks that the claim holds the directories sessions

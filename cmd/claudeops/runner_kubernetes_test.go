@@ -33,6 +33,11 @@ func TestKubernetesRunnerConfig(t *testing.T) {
 		{"workdir is the claim", []string{"CLAUDEOPS_WORKDIR=" + claim}, []string{"CLAUDEOPS_WORKDIR"}},
 		{"workspaces hold the CLI homes", []string{"CLAUDEOPS_WORKSPACES=" + filepath.Join(claim, "claude-homes", "x")}, []string{"CLAUDEOPS_WORKSPACES"}},
 		{"secret name", []string{"CLAUDEOPS_KUBERNETES_SECRET=Model_Key"}, []string{"CLAUDEOPS_KUBERNETES_SECRET"}},
+		// A credential passed on would be in every Pod's spec: refused,
+		// by name (never by value), unless the operator says it is none.
+		{"credential passed on", []string{"CLAUDEOPS_CLAUDE_ENV=DEPLOY,CI_*", "DEPLOY=ghp_" + strings.Repeat("aB3", 12), "CI_NOTE=plain", "CI_HOOK=xoxb-1-2-" + strings.Repeat("x", 12)},
+			[]string{"passes CI_HOOK, DEPLOY, which looks like a credential"}},
+		{"marked plain", []string{"CLAUDEOPS_CLAUDE_ENV=BUILD_ID", "BUILD_ID=q8Zr2LmN4xVb7TpK1sWd9YhJ3cFg", "CLAUDEOPS_KUBERNETES_PLAIN_ENV=BUILD_ID"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,6 +63,9 @@ func TestKubernetesRunnerConfig(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("err = %v, want it to say %q", err, w)
 				}
+			}
+			if err != nil && (strings.Contains(err.Error(), "ghp_") || strings.Contains(err.Error(), "xoxb-")) {
+				t.Errorf("the error shows a credential's value: %v", err)
 			}
 		})
 	}
