@@ -308,6 +308,14 @@ func TestConsoleThreadFloodDefaults(t *testing.T) {
 	if len(touched) > 4 {
 		t.Errorf("the bot wrote in %d of bob's threads (%v), want at most 4: two running, one waiting, one refused", len(touched), touched)
 	}
+	// A refused mention leaves no thread behind (issue 24: each stored one).
+	rows, err := h.b.store.ListThreads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) > 3 {
+		t.Errorf("%d threads stored after %d mentions of which %d were refused, want at most 3 (those given a session)", len(rows), threads, threads-3)
+	}
 	t.Logf("bot lines (not Claude's) by thread: %v", touched)
 }
 

@@ -245,13 +245,13 @@ func (w *worker) loadThread(ctx context.Context, starter adapters.User) error {
 		return err
 	}
 	if !ok {
+		// Kept in memory until something worth keeping happens (a
+		// session, a setting): a mention refused (quota, budget) or a
+		// command that changes nothing leaves no row behind.
 		now := w.now()
 		t = store.Thread{
 			Key: string(w.key), Platform: w.ref.Platform, Channel: w.ref.Channel, ThreadID: w.ref.Thread,
 			StartedBy: starter.ID, State: "new", CreatedAt: now, LastActivity: now,
-		}
-		if err := w.store.SaveThread(ctx, t); err != nil {
-			return err
 		}
 	}
 	w.thread, w.loaded = t, true

@@ -129,3 +129,31 @@ func checkIntegrity(ctx context.Context, path string) error {
 	}
 	return nil
 }
+
+// WorkingDirs lists the directories sessions of the database at db work
+// in, as stored: channels' working directories and threads' (their
+// worktrees too). It opens the database read-only, beside a running bot.
+func WorkingDirs(ctx context.Context, db string) ([]string, error) {
+	conn, err := sql.Open("sqlite3", uri(db, fmt.Sprintf("mode=ro&_busy_timeout=%d", busyTimeout.Milliseconds())))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rows, err := conn.QueryContext(ctx, `
+SELECT cwd FROM channels WHERE cwd != ''
+UNION SELECT cwd FROM threads WHERE cwd != ''
+UNION SELECT worktree FROM threads WHERE worktree != ''`)
+	if err != nil {
+		return nil, fmt.Errorf("read the working directories: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

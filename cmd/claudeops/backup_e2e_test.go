@@ -54,6 +54,24 @@ func TestBackupWhileRunningThenRestore(t *testing.T) {
 	if out, err := backup(copyDB); err == nil {
 		t.Errorf("a second backup over the first succeeded:\n%s", out)
 	}
+	// Never where a session could read it unasked (issue 24): the working
+	// directory, below it, through a link to it, a channel's stored one.
+	chanDir := t.TempDir()
+	b.say("cwd " + chanDir)
+	b.expect(`Working directory`)
+	link := filepath.Join(t.TempDir(), "to-work")
+	if err := os.Symlink(work, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, dest := range []string{filepath.Join(work, "b.db"), filepath.Join(work, "sub", "b.db"), filepath.Join(link, "b.db"), filepath.Join(chanDir, "b.db")} {
+		out, err := backup(dest)
+		if err == nil || !strings.Contains(out, "where sessions work") {
+			t.Errorf("backup to %s: %v\n%s, want refused", dest, err, out)
+		}
+		if _, err := os.Lstat(dest); err == nil {
+			t.Errorf("%s was written", dest)
+		}
+	}
 	if err := b.endInput(60 * time.Second); err != nil {
 		t.Fatalf("bot exit: %v", err)
 	}
