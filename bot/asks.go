@@ -149,16 +149,31 @@ func (w *worker) settledByRules(ctx context.Context, cr *claudeproc.ControlReque
 }
 
 // call is a tool call of this thread as the rules read it, its path's
-// symlinks resolved.
+// symlinks resolved, and the words of a command resolved on demand; "~"
+// is the home and CLAUDE_CONFIG_DIR the CLI's configuration that the
+// child's environment names.
 func (w *worker) call(ctx context.Context, tool string, input json.RawMessage) approvals.Call {
 	c := approvals.Call{
 		ChannelKey: w.ref.ChannelKey(), ThreadKey: string(w.key), Tool: tool, Input: input,
-		Cwd: w.cwd(ctx), Own: w.cfg.ProtectedPaths,
+		Cwd: w.cwd(ctx), Own: w.cfg.ProtectedPaths, Home: envValue(w.cfg.Env, "HOME"), Resolve: resolveExisting,
+	}
+	if dir := envValue(w.cfg.Env, "CLAUDE_CONFIG_DIR"); dir != "" {
+		c.CLIDirs = []string{dir}
 	}
 	if p, ok := approvals.CallPath(c); ok {
 		c.Resolved = resolveExisting(p)
 	}
 	return c
+}
+
+// envValue is name's value in env ("NAME=value" entries), "" if absent.
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // resolveExisting resolves the symlinks of the longest existing prefix of
@@ -287,7 +302,7 @@ func (w *worker) carryOut(ctx context.Context, dc decision) {
 			outcome = "Allowed by " + by
 		}
 		if d.Choice != approvals.ChoiceAllow {
-			outcome += " " + w.saveAllowRule(ctx, ps.call, d)
+			outcome += " " + w.saveAllowRule(ctx, ps.grants, d)
 		}
 		outcome += dc.downgraded
 		if sendErr == nil {
@@ -311,10 +326,11 @@ func (w *worker) carryOut(ctx context.Context, dc decision) {
 	}
 }
 
-// saveAllowRule stores the rule a grant decision makes, and says what it
-// allows. A call no safe rule can describe is allowed once only.
-func (w *worker) saveAllowRule(ctx context.Context, call approvals.Call, d approvals.Decision) string {
-	r, ok := approvals.GrantRule(call, d.Choice)
+// saveAllowRule stores the rule a grant decision makes, the one its
+// prompt showed (grants), and says what it allows. A call no safe rule
+// can describe is allowed once only.
+func (w *worker) saveAllowRule(ctx context.Context, grants map[approvals.Choice]approvals.Rule, d approvals.Decision) string {
+	r, ok := grants[d.Choice]
 	if !ok {
 		return "(once only: no rule can safely describe this call)"
 	}

@@ -40,6 +40,9 @@ type promptState struct {
 	open   bool
 	// call is what an approval asks, as the rules read it.
 	call approvals.Call
+	// grants are the rules the grant choices on call store, made once:
+	// the prompt shows, and a decision stores, these very values.
+	grants map[approvals.Choice]approvals.Rule
 	// answers collects typed answers of a multi-question prompt, by index.
 	questions []approvals.Question
 	answers   map[int]string
@@ -82,7 +85,8 @@ func (k *desk) track(p *approvals.Pending, call approvals.Call, shown *claudepro
 	ps.prompt = buildPrompt(p.ID, shown, qs)
 	ps.prompt.Title = fmt.Sprintf("%s · prompt #%d", ps.prompt.Title, ps.num)
 	if !p.Question {
-		ps.prompt.Choices = offeredChoices(call, k.isAdmin(starter))
+		ps.grants = grantsFor(call)
+		ps.prompt.Choices = offeredChoices(ps.grants, k.isAdmin(starter))
 	}
 	ps.prompt.Note = promptNote(ps)
 	k.prompts[p.ID] = ps
@@ -285,7 +289,7 @@ func (k *desk) decide(ps *promptState, user adapters.User, starter string, d app
 	if d.Choice == approvals.ChoiceAllowAlways && !k.isAdmin(user.ID) && k.mayDecide(user.ID, starter) {
 		// A channel rule is for admins; the starter gets the thread grant.
 		d.Choice, downgraded = approvals.ChoiceAllow, " (Always allow is for admins: allowed once)"
-		if _, ok := approvals.GrantRule(ps.call, approvals.ChoiceAllowThread); ok {
+		if _, ok := ps.grants[approvals.ChoiceAllowThread]; ok {
 			d.Choice, downgraded = approvals.ChoiceAllowThread, " (Always allow is for admins: for this thread instead)"
 		}
 		v.refused = append(v.refused, refusal{ps.id, "allow_always by a non-admin, downgraded to " + string(d.Choice)})

@@ -76,13 +76,25 @@ func errString(err error) string {
 	return err.Error()
 }
 
+// grantsFor is the rule each grant choice on call stores, made once per
+// prompt (approvals.GrantRule).
+func grantsFor(call approvals.Call) map[approvals.Choice]approvals.Rule {
+	out := map[approvals.Choice]approvals.Rule{}
+	for _, ch := range approvals.GrantChoices(call) {
+		if r, ok := approvals.GrantRule(call, ch); ok {
+			out[ch] = r
+		}
+	}
+	return out
+}
+
 // offeredChoices are the choices of an approval prompt: Allow, the grants
 // that can describe the call, Deny. "Always allow" makes a channel rule,
 // so it is offered only in threads an admin started (an admin deciding in
 // someone else's thread can still type it).
-func offeredChoices(call approvals.Call, starterIsAdmin bool) []adapters.Choice {
+func offeredChoices(grants map[approvals.Choice]approvals.Rule, starterIsAdmin bool) []adapters.Choice {
 	ok := map[adapters.ChoiceID]bool{adapters.ChoiceAllow: true, adapters.ChoiceDeny: true}
-	for _, g := range approvals.GrantChoices(call) {
+	for g := range grants {
 		if g != approvals.ChoiceAllowAlways || starterIsAdmin {
 			ok[adapters.ChoiceID(g)] = true
 		}
@@ -101,7 +113,7 @@ func promptNote(ps *promptState) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Prompt #%d (id `%s`): with several open, name it: `allow %d`, `deny %d [reason]`.", ps.num, ps.id[:6], ps.num, ps.num)
 	for _, c := range ps.prompt.Choices {
-		r, ok := approvals.GrantRule(ps.call, approvals.Choice(c.ID))
+		r, ok := ps.grants[approvals.Choice(c.ID)]
 		if !ok {
 			continue
 		}
@@ -112,7 +124,7 @@ func promptNote(ps *promptState) string {
 		fmt.Fprintf(&b, "\n%s: `%s` %s.", c.Label, r.Spec(), where)
 	}
 	if approvals.Protected(ps.call) {
-		b.WriteString("\nThis file configures Claude Code, git or the bot: it is decided one call at a time.")
+		b.WriteString("\nThis names a protected place (the configuration of Claude Code, git or the shell, or the bot's own files): it is decided one call at a time.")
 	}
 	return b.String()
 }
