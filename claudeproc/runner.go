@@ -78,6 +78,14 @@ type ExitStatus struct {
 // a session and process group of its own. Wrap, when set, rewrites the
 // command line (a sandbox runner puts `bwrap … --` in front).
 //
+// With a HomeBase, each thread's CLI keeps its state in a config
+// directory of its own (HomeBase/<sha256 of Session.HomeKey>, made 0700,
+// given as CLAUDE_CONFIG_DIR): one thread's commands that write the CLI's
+// default home (~/.claude) reach no other thread's shell snapshot or
+// transcripts. HOME stays the bot user's, so that git and ssh keep the
+// operator's identity. It is no wall: a command runs as the bot's user
+// and can name another thread's home; the bot's rules never allow that.
+//
 // Nothing of a session outlives the bot. The CLI's parent-death signal
 // (spawn.go) is SIGSTOP, not SIGKILL: a killed CLI's tools would be
 // reparented to init at once, out of reach (the real CLI starts each Bash
@@ -88,6 +96,9 @@ type ExitStatus struct {
 // to record and end at its next start.
 type Local struct {
 	Wrap func(bin string, args []string, spec Spec) (string, []string, error)
+	// HomeBase holds a CLI config directory per thread; "" leaves the
+	// CLI's own (the bot user's ~/.claude, shared by every session).
+	HomeBase string
 	// noKeeper: the session needs no keeper (bwrap's PID namespace ends
 	// with bwrap).
 	noKeeper bool
@@ -99,6 +110,13 @@ func (l Local) Start(_ context.Context, spec Spec) (Handle, error) {
 	bin, err := exec.LookPath(spec.Bin)
 	if err != nil {
 		return nil, fmt.Errorf("find claude CLI %q: %w", spec.Bin, err)
+	}
+	if l.HomeBase != "" {
+		home := HomeIn(l.HomeBase, spec.Session)
+		if err := makeHome(l.HomeBase, home); err != nil {
+			return nil, err
+		}
+		spec.Env = setEnv(spec.Env, "CLAUDE_CONFIG_DIR", home)
 	}
 	args := spec.Args
 	if l.Wrap != nil {

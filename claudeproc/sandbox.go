@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,7 +19,7 @@ import (
 // Sandbox runs the CLI inside bubblewrap (bwrap): its own PID, IPC and UTS
 // namespaces, so no process of the bot is visible; the whole file system
 // read-only but for the session's working directory and a home of the
-// channel's own; the paths in Hide absent; a private /tmp. It is a Local
+// thread's own; the paths in Hide absent; a private /tmp. It is a Local
 // runner with bwrap in front, so the bot still holds the process group:
 // signals reach bwrap, and bwrap's death (or the bot's: --die-with-parent)
 // ends every process in the sandbox, since they all live in its PID
@@ -37,10 +35,10 @@ type Sandbox struct {
 	// directory, an unreadable node over a file. Missing paths are skipped.
 	// A session whose directory is one of them, or inside one, is refused.
 	Hide []string
-	// HomeBase holds the homes, one per channel
-	// (HomeBase/<sha256 of Session.Channel>, created 0700), so a thread
-	// resumes with what its channel's CLI stored under ~/.claude. HomeBase
-	// itself is hidden: a session sees its own home only.
+	// HomeBase holds the homes, one per thread
+	// (HomeBase/<sha256 of Session.HomeKey>, created 0700), so a thread
+	// resumes with what its CLI stored under ~/.claude. HomeBase itself is
+	// hidden: a session sees its own home only.
 	HomeBase string
 }
 
@@ -60,11 +58,8 @@ func (s Sandbox) Start(ctx context.Context, spec Spec) (Handle, error) {
 	return sandboxHandle{h}, nil
 }
 
-// home is where the channel's home lives, outside and inside the sandbox.
-func (s Sandbox) home(sess Session) string {
-	sum := sha256.Sum256([]byte(sess.Channel))
-	return filepath.Join(s.HomeBase, hex.EncodeToString(sum[:16]))
-}
+// home is where the thread's home lives, outside and inside the sandbox.
+func (s Sandbox) home(sess Session) string { return HomeIn(s.HomeBase, sess) }
 
 // nsFlags make the sandbox's namespaces and keep it tied to the bot.
 var nsFlags = []string{
@@ -125,8 +120,8 @@ func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []st
 	if insideAny(realBin, hidden) != "" {
 		return "", nil, fmt.Errorf("the claude CLI %s is inside a hidden path", bin)
 	}
-	if err := makeHome(home); err != nil {
-		return "", nil, err
+	if err := makeHome(s.HomeBase, home); err != nil {
+		return "", nil, fmt.Errorf("sandbox: %w", err)
 	}
 	out := append(slices.Clone(nsFlags),
 		"--ro-bind", "/", "/",
@@ -241,23 +236,7 @@ func insideAny(p string, hidden []hiddenPath) string {
 	return ""
 }
 
-// makeHome creates the channel's home, 0700, and checks it is a directory
-// of its own (not a link somewhere else).
-func makeHome(home string) error {
-	if err := os.Mkdir(home, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("make sandbox home: %w", err)
-	}
-	fi, err := os.Lstat(home)
-	if err != nil {
-		return fmt.Errorf("sandbox home: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("sandbox home %s is not a directory", home)
-	}
-	return nil
-}
-
-// sandboxEnv points HOME at the channel's home. TMPDIR and
+// sandboxEnv points HOME at the thread's home. TMPDIR and
 // CLAUDE_CONFIG_DIR named places outside, read-only in the sandbox: the
 // CLI uses /tmp and the home instead.
 func sandboxEnv(env []string, home string) []string {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
 )
 
@@ -287,56 +286,41 @@ func TestSandboxCloseEndsEverything(t *testing.T) {
 	}
 }
 
-// TestSandboxHomePerChannel: two channels get homes of their own (0700,
-// each out of the other's sight), and a thread resumes in the sandbox after
-// its process was closed, while from another channel the same session id
-// finds nothing.
-func TestSandboxHomePerChannel(t *testing.T) {
+// TestSandboxHomePerThread: two threads of one channel get homes of their
+// own (0700, each out of the other's sight: not listed, a file the other
+// wrote unreadable), and a thread resumes in the sandbox after its process
+// was closed, while from the other thread the same session id finds
+// nothing, as it does in the thread once its home is removed.
+func TestSandboxHomePerThread(t *testing.T) {
 	fx := newSandboxFixture(t)
-	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
-		if trs := req.ToolResults(); len(trs) > 0 {
-			return reply(fakeanthropic.Text("tool said: " + trs[0].Content))
-		}
-		text := req.LastUserText()
-		switch {
-		case strings.HasPrefix(text, "$ "):
-			return reply(fakeanthropic.ToolUse("Bash", map[string]string{"command": text[2:], "description": "as asked"}))
-		case strings.Contains(text, "which word"):
-			if strings.Contains(req.Transcript(), "pineapple") {
-				return reply(fakeanthropic.Text("you said pineapple"))
-			}
-			return reply(fakeanthropic.Text("no idea"))
-		}
-		return reply(fakeanthropic.Text("noted"))
-	})
+	c := newCLI(t, memoryScript())
 	sb := fx.runner()
-	chA := Session{Channel: "matrix/!a:example.org", Thread: "matrix/!a:example.org/$1"}
-	chB := Session{Channel: "matrix/!b:example.org", Thread: "matrix/!b:example.org/$2"}
-	homeA, homeB := sb.home(chA), sb.home(chB)
+	const ch = "matrix/!a:example.org"
+	a := Session{Channel: ch, Thread: ch + "/$1"}
+	b := Session{Channel: ch, Thread: ch + "/$2"}
+	homeA, homeB := sb.home(a), sb.home(b)
 	if homeA == homeB {
-		t.Fatalf("two channels share the home %s", homeA)
+		t.Fatalf("two threads share the home %s", homeA)
 	}
-	start := func(s Session, resume string) (*Process, *recorder) {
-		return c.start(func(o *Options) { o.Runner, o.Session, o.Resume = sb, s, resume })
+	start := func(s Session) (*Process, *recorder) {
+		return c.start(func(o *Options) { o.Runner, o.Session = sb, s })
 	}
 
-	pa, ra := start(chA, "")
+	pa, ra := start(a)
 	out, from := allowTurn(t, pa, ra, 0, `$ echo "$HOME"; echo `+fx.marker+` > "$HOME/a.txt"`)
 	if strings.TrimSpace(out) != homeA {
-		t.Errorf("channel A's HOME = %q, want %s", out, homeA)
+		t.Errorf("thread A's HOME = %q, want %s", out, homeA)
 	}
-	_, from = allowTurn(t, pa, ra, from, "remember the word pineapple")
-	ev, _ := ra.waitFor(from-1, "result", isResult)
-	session := ev.(*Result).SessionID
+	session := rememberWord(t, pa, ra, from)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pa.Close(ctx)
 
-	pb, rb := start(chB, "")
+	pb, rb := start(b)
 	out, _ = allowTurn(t, pb, rb, 0, `$ echo "$HOME"; echo --; ls -A "$HOME/.."; echo --; cat `+homeA+`/a.txt 2>&1; true`)
 	if parts := strings.Split(out, "\n--\n"); len(parts) != 3 || parts[0] != homeB ||
 		parts[1] != filepath.Base(homeB) || strings.Contains(parts[2], fx.marker) {
-		t.Errorf("channel B has the wrong home, or sees channel A's; it printed:\n%s", out)
+		t.Errorf("thread B has the wrong home, or sees thread A's; it printed:\n%s", out)
 	}
 	pb.Close(ctx)
 	for _, h := range []string{homeA, homeB} {
@@ -345,22 +329,9 @@ func TestSandboxHomePerChannel(t *testing.T) {
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(homeA, "a.txt")); err != nil || !strings.Contains(string(b), fx.marker) {
-		t.Errorf("channel A's home lost what it wrote: %q %v", b, err)
+		t.Errorf("thread A's home lost what it wrote: %q %v", b, err)
 	}
-
-	// The thread resumes where its channel's CLI stored it.
-	pa2, ra2 := start(chA, session)
-	if out, _ := allowTurn(t, pa2, ra2, 0, "which word did I say?"); out != "you said pineapple" {
-		t.Errorf("resumed in channel A: %q", out)
-	}
-	// Channel B's home holds no such session.
-	pb2, rb2 := start(chB, session)
-	_ = pb2.SendText("which word did I say?")
-	ev, _ = rb2.waitFor(0, "exit or result", func(ev Event) bool { _, ok := ev.(*Exited); return ok || isResult(ev) })
-	t.Logf("channel B, resuming: %s", describe(ev))
-	if res, ok := ev.(*Result); ok && !res.IsError {
-		t.Errorf("channel B resumed channel A's conversation: %s", describe(res))
-	}
+	checkResumePerThread(t, c, sb, a, b, session)
 }
 
 // TestSandboxCLIUnderTmp: the sandbox's /tmp is private, so a CLI
