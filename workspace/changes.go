@@ -51,7 +51,7 @@ func (m *Manager) snapshot(ctx context.Context, r *repoRef, wt Worktree, admin s
 		}
 	}
 	if !copied {
-		if _, err := m.run(ctx, gitCall{gitDir: r.clone, env: []string{"GIT_INDEX_FILE=" + index},
+		if _, err := m.run(ctx, gitCall{repo: r, env: []string{"GIT_INDEX_FILE=" + index},
 			args: []string{"read-tree", "refs/heads/" + wt.Branch}}); err != nil {
 			return "", err
 		}
@@ -70,7 +70,7 @@ func (m *Manager) snapshot(ctx context.Context, r *repoRef, wt Worktree, admin s
 func (m *Manager) stage(ctx context.Context, r *repoRef, wt Worktree, index string) (string, error) {
 	call := func(stdin []byte, args ...string) ([]byte, error) {
 		return m.run(ctx, gitCall{
-			gitDir: r.clone, workTree: wt.Path, env: []string{"GIT_INDEX_FILE=" + index},
+			repo: r, workTree: wt.Path, env: []string{"GIT_INDEX_FILE=" + index},
 			args: args, stdin: stdin, maxOut: 1 << 30,
 		})
 	}
@@ -138,7 +138,7 @@ func (m *Manager) Diff(ctx context.Context, wt Worktree) ([]byte, Stat, error) {
 	if err != nil {
 		return nil, Stat{}, err
 	}
-	patch, err := m.run(ctx, gitCall{gitDir: r.clone, maxOut: m.maxDiff, args: []string{
+	patch, err := m.run(ctx, gitCall{repo: r, maxOut: m.maxDiff, args: []string{
 		"diff-tree", "-r", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv", "--submodule=short", wt.Base, tree,
 	}})
 	if errors.Is(err, errOutputCap) {
@@ -151,7 +151,7 @@ func (m *Manager) Diff(ctx context.Context, wt Worktree) ([]byte, Stat, error) {
 }
 
 func (m *Manager) numstat(ctx context.Context, r *repoRef, from, to string) (Stat, error) {
-	out, err := m.run(ctx, gitCall{gitDir: r.clone, maxOut: 1 << 30, args: []string{
+	out, err := m.run(ctx, gitCall{repo: r, maxOut: 1 << 30, args: []string{
 		"diff-tree", "-r", "-z", "-M", "--numstat", "--no-ext-diff", "--no-textconv", from, to,
 	}})
 	if err != nil {

@@ -44,7 +44,10 @@ func (m *Manager) commit(ctx context.Context, r *repoRef, wt Worktree, admin, me
 		return "", false, fmt.Errorf("commit %s: the message holds a NUL byte", wt.Branch)
 	}
 	ref := "refs/heads/" + wt.Branch
-	parent, err := m.revParse(ctx, r.clone, ref+"^{commit}")
+	parent, err := m.revParse(ctx, r, ref+"^{commit}")
+	if errors.Is(err, ErrTampered) {
+		return "", false, fmt.Errorf("commit %s: %w", wt.Branch, err)
+	}
 	if err != nil {
 		return "", false, fmt.Errorf("commit %s: %w (%w)", wt.Branch, ErrGone, err)
 	}
@@ -66,7 +69,7 @@ func (m *Manager) commit(ctx context.Context, r *repoRef, wt Worktree, admin, me
 	if err != nil {
 		return "", false, fmt.Errorf("commit %s: stage: %w", wt.Branch, err)
 	}
-	parentTree, err := m.revParse(ctx, r.clone, parent+"^{tree}")
+	parentTree, err := m.revParse(ctx, r, parent+"^{tree}")
 	if err != nil {
 		return "", false, fmt.Errorf("commit %s: %w", wt.Branch, err)
 	}
@@ -86,7 +89,7 @@ func (m *Manager) commit(ctx context.Context, r *repoRef, wt Worktree, admin, me
 	if author.Email == "" {
 		author.Email = m.author.Email
 	}
-	out, err := m.run(ctx, gitCall{gitDir: r.clone, stdin: []byte(message), args: []string{"commit-tree", tree, "-p", parent},
+	out, err := m.run(ctx, gitCall{repo: r, stdin: []byte(message), args: []string{"commit-tree", tree, "-p", parent},
 		env: []string{
 			"GIT_AUTHOR_NAME=" + author.Name, "GIT_AUTHOR_EMAIL=" + author.Email,
 			"GIT_COMMITTER_NAME=" + m.author.Name, "GIT_COMMITTER_EMAIL=" + m.author.Email,
@@ -96,7 +99,7 @@ func (m *Manager) commit(ctx context.Context, r *repoRef, wt Worktree, admin, me
 	}
 	commit := strings.TrimSpace(string(out))
 	// Compare-and-swap: a commit made meanwhile in the worktree is never overwritten.
-	if _, err := m.run(ctx, gitCall{gitDir: r.clone, args: []string{"update-ref", "-m", "claudeops: commit", ref, commit, parent}}); err != nil {
+	if _, err := m.run(ctx, gitCall{repo: r, args: []string{"update-ref", "-m", "claudeops: commit", ref, commit, parent}}); err != nil {
 		return "", false, fmt.Errorf("commit %s: move the branch: %w", wt.Branch, err)
 	}
 	m.log.Info("committed", "repo", Redact(wt.Repo), "branch", wt.Branch, "commit", commit)
@@ -134,10 +137,12 @@ func (m *Manager) Push(ctx context.Context, wt Worktree) error {
 	}
 	defer unlock()
 	ref := "refs/heads/" + wt.Branch
-	if !m.refExists(ctx, r.clone, ref) {
+	if ok, err := m.refExists(ctx, r, ref); err != nil {
+		return fmt.Errorf("push %s: %w", wt.Branch, err)
+	} else if !ok {
 		return fmt.Errorf("push %s: %w", wt.Branch, ErrGone)
 	}
-	if _, err := m.run(ctx, gitCall{gitDir: r.clone, slow: true, env: r.auth, args: []string{
+	if _, err := m.run(ctx, gitCall{repo: r, slow: true, env: r.auth, args: []string{
 		"push", "--no-verify", "--no-follow-tags", "--no-recurse-submodules", "origin", ref + ":" + ref,
 	}}); err != nil {
 		return fmt.Errorf("push %s to %s: %w", wt.Branch, Redact(wt.Repo), err)
@@ -159,10 +164,12 @@ func (m *Manager) Unpushed(ctx context.Context, wt Worktree) (int, error) {
 
 func (m *Manager) unpushed(ctx context.Context, r *repoRef, wt Worktree) (int, error) {
 	ref := "refs/heads/" + wt.Branch
-	if !m.refExists(ctx, r.clone, ref) {
+	if ok, err := m.refExists(ctx, r, ref); err != nil {
+		return 0, fmt.Errorf("unpushed commits of %s: %w", wt.Branch, err)
+	} else if !ok {
 		return 0, fmt.Errorf("unpushed commits of %s: %w", wt.Branch, ErrGone)
 	}
-	out, err := m.run(ctx, gitCall{gitDir: r.clone, args: []string{
+	out, err := m.run(ctx, gitCall{repo: r, args: []string{
 		"rev-list", "--count", ref, "--not", wt.Base, "--remotes=origin",
 	}})
 	if err != nil {

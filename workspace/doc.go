@@ -20,6 +20,31 @@
 //     credential helpers and every transport but file, http(s), ssh and git;
 //     diffs run without external drivers or textconv. Filters and diff
 //     drivers named by a .gitattributes have no definition to run.
+//   - The clone's configuration is the bot's alone, in every runner. A
+//     worktree's ".git" file leads a session's own git to the clone, so an
+//     approved "git config" there (under the local runner, as the bot's
+//     user) would write the config the bot's git reads next: a filter,
+//     an uploadpack or receivepack, a push redirected by pushurl or
+//     insteadOf, an include. So the clone keeps config.lock, a directory,
+//     which git's lockfile protocol can never take: every git that would
+//     write the config fails ("could not lock config file …: File
+//     exists"), while reading it, and status, diff, log, add, commit and
+//     branch, work as before. And before and after every git call of
+//     ours the config is compared byte for byte with the one the bot
+//     wrote (there is no include, so no other file), and a commondir or
+//     config.worktree beside it (which would move or add configuration)
+//     is refused: the call fails with ErrTampered, the clone is restored,
+//     the error names what was found. So a file written over by hand is
+//     caught as well, unless it is written and put back in the instant
+//     between the check and git's reading (a deliberate race that only a
+//     process of the bot's own user can run, which under the local runner
+//     could as well change the bot itself).
+//     Why not a repository per worktree, whose config the bot never
+//     reads: the bot would then have to take the session's commits and
+//     index from a repository the session controls, through upload-pack
+//     (its configuration read too) and a second set of refs to keep in
+//     step, and the session's commit would no longer be the branch the
+//     bot pushes; the lock keeps one repository and one branch.
 //   - Staging uses plumbing (diff-files, ls-files, update-index) instead of
 //     "git add", which would run a git in each nested repository, under
 //     that repository's own configuration.
@@ -33,8 +58,9 @@
 //   - Push sends exactly refs/heads/<branch>:refs/heads/<branch>, never
 //     forced, no tags.
 //
-// What is trusted: the clones' config files under repos/ (hooks, an
-// fsmonitor or a hooks path set there are disabled all the same, but a
-// filter defined there would run: a session must not write there) and the
-// operator's environment variables that are passed on.
+// What is trusted: the operator's environment variables that are passed
+// on, and what the bot itself wrote into the clones under repos/. Data a
+// session can reach there beside the config (refs, objects/info/alternates,
+// info/attributes and info/exclude) is read as data: it may change what a
+// diff shows or a commit holds, never what runs.
 package workspace

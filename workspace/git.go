@@ -61,6 +61,7 @@ func baseArgs(env []string) []string {
 		"-c", "core.pager=cat",
 		"-c", "core.untrackedCache=false",
 		"-c", "credential.helper=",
+		"-c", "core.askPass=", // GIT_TERMINAL_PROMPT=0 does not keep git from running it
 		"-c", "protocol.allow=never",
 		"-c", "protocol.ext.allow=never", // a specific key would outrank protocol.allow
 		"-c", "protocol.fd.allow=never",
@@ -90,7 +91,11 @@ func baseArgs(env []string) []string {
 
 // gitCall is one git invocation.
 type gitCall struct {
-	gitDir   string   // --git-dir: always a clone of ours, never found from a worktree
+	// repo is the clone git works in (--git-dir), never found from a
+	// worktree; its config is checked before and after the call.
+	repo     *repoRef
+	dir      string   // the git directory when not repo's clone (one being made)
+	unsealed bool     // dir has no config of ours yet: git init only
 	workTree string   // --work-tree, or none
 	args     []string // the subcommand and its arguments
 	env      []string // added to the environment (GIT_INDEX_FILE, identities)
@@ -129,7 +134,24 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := append(slices.Clone(m.base), "--git-dir="+c.gitDir)
+	gitDir := c.dir
+	if gitDir == "" {
+		gitDir = c.repo.clone
+	}
+	check := func(when string) error {
+		if c.unsealed {
+			return nil
+		}
+		found, err := m.checkConfig(gitDir, c.repo.config)
+		if err == nil && len(found) > 0 {
+			err = m.tampered(gitDir, c.args[0], found, when)
+		}
+		return err
+	}
+	if err := check("nothing was run; try again"); err != nil {
+		return nil, err
+	}
+	args := append(slices.Clone(m.base), "--git-dir="+gitDir)
 	if c.workTree != "" {
 		args = append(args, "--work-tree="+c.workTree)
 	}
@@ -153,6 +175,10 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	start := time.Now()
 	err := cmd.Run()
 	m.log.Debug("git", "cmd", c.args[0], "took", time.Since(start), "err", err)
+	// Changed while git ran: git may have read it, so its result is not used.
+	if err := check("it changed while git ran, so what git did is in doubt"); err != nil {
+		return nil, err
+	}
 	if stdout.over {
 		return nil, &Error{Cmd: c.args[0], Err: errOutputCap}
 	}

@@ -245,3 +245,26 @@ func (tr trap) mustNotSpring(t testing.TB, what string) {
 		t.Fatalf("%s ran attacker-controlled code:\n%s", what, log)
 	}
 }
+
+// cloneOf is the manager's clone holding wt.
+func cloneOf(m *Manager, wt Worktree) string {
+	return filepath.Join(m.reposDir(), filepath.Base(filepath.Dir(wt.Path)))
+}
+
+// beneathCheck writes the clone's config with the oracle git as if
+// nothing guarded it (its lock taken away for the while) and turns the
+// manager's config check off: for tests of the protections beneath it.
+func beneathCheck(t testing.TB, m *Manager, clone string, configArgs ...[]string) {
+	t.Helper()
+	m.checkOff = true
+	lock := filepath.Join(clone, lockName)
+	if err := os.Remove(lock); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range configArgs {
+		gitOK(t, append([]string{"--git-dir=" + clone, "config"}, args...)...)
+	}
+	if err := os.Mkdir(lock, 0o500); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -162,13 +162,14 @@ func TestHostileRepoArguments(t *testing.T) {
 		t.Errorf("refused repositories left clones: %v", entries)
 	}
 
-	// Below the check: a clone whose remote URL is ext:: (as if its config
-	// had been written by someone else) still runs nothing.
+	// Below the check of the repository argument, and beneath the check of
+	// the clone's config: a clone whose remote URL is ext:: (as if its
+	// config had been written by someone else) still runs nothing.
 	rem := newRemote(t, "main", map[string]string{"a.txt": "a\n"})
 	wt := create(t, m, rem.dir, "x")
-	clone := filepath.Join(m.reposDir(), filepath.Base(filepath.Dir(wt.Path)))
-	gitOK(t, "--git-dir="+clone, "config", "remote.origin.url", "ext::sh -c touch% "+tr.marker)
-	gitOK(t, "--git-dir="+clone, "config", "protocol.ext.allow", "always")
+	clone := cloneOf(m, wt)
+	beneathCheck(t, m, clone, []string{"remote.origin.url", "ext::sh -c touch% " + tr.marker},
+		[]string{"protocol.ext.allow", "always"})
 	if err := m.fetch(ctx, mustRepo(t, m, wt.Repo), clone); err == nil {
 		t.Error("fetch over ext:: succeeded")
 	}

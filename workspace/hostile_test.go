@@ -207,10 +207,11 @@ func TestHostileHooksNotRun(t *testing.T) {
 	gitOK(t, "--git-dir="+clone, "update-ref", "refs/probe", first.Base)
 	tr.mustArm(t, "git update-ref on the clone")
 	gitOK(t, "--git-dir="+clone, "update-ref", "-d", "refs/probe")
-	// The clone's own config tampered with, too.
+	// The clone's own config tampered with, too, beneath the check that
+	// refuses such a config (hostile_config_test.go).
 	installHooks(t, filepath.Join(first.Path, "myhooks"), tr.script)
-	gitOK(t, "--git-dir="+clone, "config", "core.hooksPath", filepath.Join(first.Path, "myhooks"))
-	gitOK(t, "--git-dir="+clone, "config", "core.fsmonitor", tr.script)
+	beneathCheck(t, m, clone, []string{"core.hooksPath", filepath.Join(first.Path, "myhooks")},
+		[]string{"core.fsmonitor", tr.script})
 	_, _ = gitRun(t, nil, "--git-dir="+clone, "--work-tree="+first.Path, "status")
 	tr.mustArm(t, "git status with the tampered clone config")
 

@@ -47,7 +47,7 @@ func TestPushRejected(t *testing.T) {
 }
 
 // Push sends the worktree's branch only: not tags, not other branches,
-// whatever the clone's config says.
+// whatever the clone's config says (beneath the check that it is ours).
 func TestPushOnlyTheBranch(t *testing.T) {
 	rem := newRemote(t, "main", map[string]string{"a.txt": "a\n"})
 	m, _ := newManager(t)
@@ -56,8 +56,7 @@ func TestPushOnlyTheBranch(t *testing.T) {
 	clone := filepath.Join(m.reposDir(), filepath.Base(filepath.Dir(wt.Path)))
 	gitOK(t, "--git-dir="+clone, "tag", "v1", c)
 	gitOK(t, "--git-dir="+clone, "update-ref", "refs/heads/claudeops/other", c)
-	gitOK(t, "--git-dir="+clone, "config", "push.followTags", "true")
-	gitOK(t, "--git-dir="+clone, "config", "remote.origin.push", "+refs/*:refs/*")
+	beneathCheck(t, m, clone, []string{"push.followTags", "true"}, []string{"remote.origin.push", "+refs/*:refs/*"})
 	if err := m.Push(testCtx(t), wt); err != nil {
 		t.Fatal(err)
 	}

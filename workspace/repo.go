@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strings"
@@ -87,12 +88,13 @@ func Redact(repo string) string {
 
 // repoRef is where one repository lives under Dir.
 type repoRef struct {
-	repo  string
-	key   string // "<last path element>-<hash>": the clone's and its trees' directory name
-	clone string // the bare clone
-	trees string // its worktrees' parent directory
-	url   string // the remote's URL as the clone's config holds it: no http(s) credential
-	auth  []string
+	repo   string
+	key    string // "<last path element>-<hash>": the clone's and its trees' directory name
+	clone  string // the bare clone
+	trees  string // its worktrees' parent directory
+	url    string // the remote's URL as the clone's config holds it: no http(s) credential
+	auth   []string
+	config []byte // the clone's whole config file (configFor)
 }
 
 // repoRef validates repo and names its directories; it does no I/O
@@ -114,6 +116,7 @@ func (m *Manager) repoRef(repo string) (*repoRef, error) {
 		m.secrets[basic] = struct{}{}
 		m.mu.Unlock()
 	}
+	r.config = configFor(r.url)
 	return r, nil
 }
 
@@ -191,9 +194,10 @@ func (m *Manager) sync(ctx context.Context, r *repoRef) (string, error) {
 	return m.defaultBranch(ctx, r)
 }
 
-// ensureClone creates the clone on first use: git init --bare, the remote
-// written into its config, a first fetch, all in a temporary directory
-// renamed into place only when complete, so a bad URL leaves nothing.
+// ensureClone creates the clone on first use: git init --bare, its config
+// written whole by us (the remote's URL is never on a command line of
+// ours) and locked, a first fetch, all in a temporary directory renamed
+// into place only when complete, so a bad URL leaves nothing.
 func (m *Manager) ensureClone(ctx context.Context, r *repoRef) (created bool, err error) {
 	if _, err := os.Stat(filepath.Join(r.clone, "config")); err == nil {
 		return false, nil
@@ -203,12 +207,12 @@ func (m *Manager) ensureClone(ctx context.Context, r *repoRef) (created bool, er
 		return false, fmt.Errorf("create clone of %s: %w", Redact(r.repo), err)
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := m.run(ctx, gitCall{gitDir: tmp, args: []string{
+	if _, err := m.run(ctx, gitCall{dir: tmp, unsealed: true, args: []string{
 		"init", "--bare", "--quiet", "--template=", "--initial-branch=claudeops-none",
 	}}); err != nil {
 		return false, fmt.Errorf("init clone of %s: %w", Redact(r.repo), err)
 	}
-	if err := appendRemote(filepath.Join(tmp, "config"), r.url); err != nil {
+	if err := sealConfig(tmp, r.config); err != nil {
 		return false, fmt.Errorf("init clone of %s: %w", Redact(r.repo), err)
 	}
 	if err := m.fetch(ctx, r, tmp); err != nil {
@@ -221,24 +225,10 @@ func (m *Manager) ensureClone(ctx context.Context, r *repoRef) (created bool, er
 	return true, nil
 }
 
-// appendRemote writes the remote into a clone's config file itself, so
-// that the URL is never on a command line of ours.
-func appendRemote(config, remoteURL string) error {
-	quoted := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(remoteURL)
-	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(f, "[remote \"origin\"]\n\turl = \"%s\"\n"+
-		"\tfetch = +refs/heads/*:refs/remotes/origin/*\n\ttagOpt = --no-tags\n"+
-		"[gc]\n\tautoDetach = false\n", quoted)
-	return errors.Join(err, f.Close())
-}
-
 // fetch brings every branch of the remote into refs/remotes/origin/,
 // nothing else: no tags, no submodules.
 func (m *Manager) fetch(ctx context.Context, r *repoRef, clone string) error {
-	_, err := m.run(ctx, gitCall{gitDir: clone, slow: true, env: r.auth, args: []string{
+	_, err := m.run(ctx, gitCall{repo: r, dir: clone, slow: true, env: r.auth, args: []string{
 		"fetch", "--quiet", "--prune", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
 		"origin", "+refs/heads/*:refs/remotes/origin/*",
 	}})
@@ -248,7 +238,7 @@ func (m *Manager) fetch(ctx context.Context, r *repoRef, clone string) error {
 // defaultBranch asks the remote which branch its HEAD names; failing
 // that, the one remembered from before, then main, then master.
 func (m *Manager) defaultBranch(ctx context.Context, r *repoRef) (string, error) {
-	out, err := m.run(ctx, gitCall{gitDir: r.clone, slow: true, env: r.auth, args: []string{"ls-remote", "--symref", "origin", "HEAD"}})
+	out, err := m.run(ctx, gitCall{repo: r, slow: true, env: r.auth, args: []string{"ls-remote", "--symref", "origin", "HEAD"}})
 	if err != nil {
 		return "", fmt.Errorf("ask %s for its default branch: %w", Redact(r.repo), err)
 	}
@@ -260,16 +250,21 @@ func (m *Manager) defaultBranch(ctx context.Context, r *repoRef) (string, error)
 			}
 		}
 	}
-	if out, err := m.run(ctx, gitCall{gitDir: r.clone, args: []string{"symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"}}); err == nil {
+	if out, err := m.run(ctx, gitCall{repo: r, args: []string{"symbolic-ref", "--quiet", "refs/remotes/origin/HEAD"}}); err == nil {
 		candidates = append(candidates, strings.TrimPrefix(strings.TrimSpace(string(out)), "refs/remotes/origin/"))
 	}
 	candidates = append(candidates, "main", "master")
 	for _, name := range candidates {
 		ref := "refs/remotes/origin/" + name
-		if !validRef(ref) || !m.refExists(ctx, r.clone, ref) {
+		if !validRef(ref) {
 			continue
 		}
-		if _, err := m.run(ctx, gitCall{gitDir: r.clone, args: []string{"symbolic-ref", "refs/remotes/origin/HEAD", ref}}); err != nil {
+		if ok, err := m.refExists(ctx, r, ref); err != nil {
+			return "", fmt.Errorf("default branch of %s: %w", Redact(r.repo), err)
+		} else if !ok {
+			continue
+		}
+		if _, err := m.run(ctx, gitCall{repo: r, args: []string{"symbolic-ref", "refs/remotes/origin/HEAD", ref}}); err != nil {
 			return "", fmt.Errorf("remember the default branch of %s: %w", Redact(r.repo), err)
 		}
 		return name, nil
@@ -277,15 +272,20 @@ func (m *Manager) defaultBranch(ctx context.Context, r *repoRef) (string, error)
 	return "", fmt.Errorf("%s: no default branch (the remote names none and has neither main nor master)", Redact(r.repo))
 }
 
-// refExists says whether the fully qualified ref exists in the clone.
-func (m *Manager) refExists(ctx context.Context, clone, ref string) bool {
-	_, err := m.run(ctx, gitCall{gitDir: clone, args: []string{"show-ref", "--verify", "--quiet", ref}})
-	return err == nil
+// refExists says whether the fully qualified ref exists in the clone; an
+// error is git failing otherwise than by not finding it.
+func (m *Manager) refExists(ctx context.Context, r *repoRef, ref string) (bool, error) {
+	_, err := m.run(ctx, gitCall{repo: r, args: []string{"show-ref", "--verify", "--quiet", ref}})
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // revParse resolves rev (a full ref or id, never an option) to an object id.
-func (m *Manager) revParse(ctx context.Context, clone, rev string) (string, error) {
-	out, err := m.run(ctx, gitCall{gitDir: clone, args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev}})
+func (m *Manager) revParse(ctx context.Context, r *repoRef, rev string) (string, error) {
+	out, err := m.run(ctx, gitCall{repo: r, args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev}})
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", rev, err)
 	}

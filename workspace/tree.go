@@ -36,7 +36,7 @@ func (m *Manager) Create(ctx context.Context, repo, name string) (Worktree, erro
 	if err != nil {
 		return Worktree{}, err
 	}
-	base, err := m.revParse(ctx, r.clone, "refs/remotes/origin/"+def+"^{commit}")
+	base, err := m.revParse(ctx, r, "refs/remotes/origin/"+def+"^{commit}")
 	if err != nil {
 		return Worktree{}, err
 	}
@@ -48,13 +48,13 @@ func (m *Manager) Create(ctx context.Context, repo, name string) (Worktree, erro
 		return Worktree{}, fmt.Errorf("create worktree: %w", err)
 	}
 	wt := Worktree{Repo: repo, Path: filepath.Join(r.trees, comp), Branch: BranchPrefix + comp, Base: base}
-	if _, err := m.run(ctx, gitCall{gitDir: r.clone, slow: true, args: []string{
+	if _, err := m.run(ctx, gitCall{repo: r, slow: true, args: []string{
 		"worktree", "add", "--quiet", "--no-track", "-b", wt.Branch, wt.Path, base,
 	}}); err != nil {
 		// git may have made the branch before failing the checkout.
-		_, _ = m.run(context.WithoutCancel(ctx), gitCall{gitDir: r.clone, args: []string{"update-ref", "-d", "refs/heads/" + wt.Branch, base}})
+		_, _ = m.run(context.WithoutCancel(ctx), gitCall{repo: r, args: []string{"update-ref", "-d", "refs/heads/" + wt.Branch, base}})
 		_ = removeTree(wt.Path)
-		_, _ = m.run(context.WithoutCancel(ctx), gitCall{gitDir: r.clone, args: []string{"worktree", "prune"}})
+		_, _ = m.run(context.WithoutCancel(ctx), gitCall{repo: r, args: []string{"worktree", "prune"}})
 		return Worktree{}, fmt.Errorf("add worktree %s of %s: %w", wt.Branch, Redact(repo), err)
 	}
 	m.log.Info("worktree created", "repo", Redact(repo), "branch", wt.Branch, "base", base)
@@ -64,7 +64,7 @@ func (m *Manager) Create(ctx context.Context, repo, name string) (Worktree, erro
 // freeName is comp, or comp with the first suffix "-2", "-3"… that no
 // branch (local or the remote's) and no directory uses yet.
 func (m *Manager) freeName(ctx context.Context, r *repoRef, comp string) (string, error) {
-	out, err := m.run(ctx, gitCall{gitDir: r.clone, args: []string{
+	out, err := m.run(ctx, gitCall{repo: r, args: []string{
 		"for-each-ref", "--format=%(refname)", "refs/heads/" + BranchPrefix, "refs/remotes/origin/" + BranchPrefix,
 	}})
 	if err != nil {
@@ -228,7 +228,10 @@ func (m *Manager) emptyTrash(r *repoRef) error {
 // commits; kept says it stayed.
 func (m *Manager) dropBranch(ctx context.Context, r *repoRef, wt Worktree) (kept bool, err error) {
 	ref := "refs/heads/" + wt.Branch
-	tip, err := m.revParse(ctx, r.clone, ref)
+	tip, err := m.revParse(ctx, r, ref)
+	if errors.Is(err, ErrTampered) {
+		return false, err
+	}
 	if err != nil {
 		return false, nil // already deleted
 	}
@@ -240,7 +243,7 @@ func (m *Manager) dropBranch(ctx context.Context, r *repoRef, wt Worktree) (kept
 		m.log.Info("worktree removed, branch kept", "repo", Redact(wt.Repo), "branch", wt.Branch, "unpushed", n)
 		return true, nil
 	}
-	if _, err := m.run(ctx, gitCall{gitDir: r.clone, args: []string{"update-ref", "-d", ref, tip}}); err != nil {
+	if _, err := m.run(ctx, gitCall{repo: r, args: []string{"update-ref", "-d", ref, tip}}); err != nil {
 		return false, fmt.Errorf("delete branch %s: %w", wt.Branch, err)
 	}
 	m.log.Info("worktree removed", "repo", Redact(wt.Repo), "branch", wt.Branch)

@@ -90,6 +90,9 @@ type Manager struct {
 	maxDiff    int64
 	env        []string // the git processes' whole environment
 	base       []string // the arguments every git call starts with
+	// checkOff skips the clones' config check: only tests set it, to show
+	// what the check stops and to reach the protections beneath it.
+	checkOff bool
 
 	mu      sync.Mutex
 	locks   map[string]chan struct{} // per clone key, a one-slot semaphore
