@@ -3,8 +3,9 @@
 //
 // What a container gets: the operator's image (the CLI and the tools the
 // repository needs), the session's working directory bind-mounted at the
-// same path, the CLI's state (~/.claude) on a volume per channel so that
-// sessions resume across containers, a home directory on tmpfs, memory, CPU
+// same path, the CLI's state (~/.claude) on a volume per thread so that
+// sessions resume across containers (and no thread reaches another's shell
+// snapshot or transcripts), a home directory on tmpfs, memory, CPU
 // and pids limits, no capabilities, no new privileges. What it does not get:
 // the bot's environment beyond Spec.Env (no chat secrets, no DOCKER_HOST),
 // any other file of the bot's, the Docker socket, the bot's processes. The
@@ -176,8 +177,9 @@ func (r *Runner) Client() *client.Client { return r.cli }
 func (r *Runner) Close() error { return r.cli.Close() }
 
 // Prepare checks that the engine answers and has the image, and removes
-// containers this instance left behind (a bot that crashed): call it once
-// at start, before any session.
+// containers this instance left behind (a bot that crashed) and the
+// per-channel volumes of an earlier version: call it once at start, before
+// any session.
 func (r *Runner) Prepare(ctx context.Context) error {
 	ping, err := r.cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
 	if err != nil {
@@ -198,8 +200,12 @@ func (r *Runner) Prepare(ctx context.Context) error {
 			return fmt.Errorf("remove container %s left behind: %w", shortID(c.ID), err)
 		}
 	}
+	vols, err := r.removeChannelVolumes(ctx)
+	if err != nil {
+		return err
+	}
 	r.log.Info("docker runner ready", "engine", r.cli.DaemonHost(), "api", ping.APIVersion,
-		"image", r.cfg.Image, "network", r.cfg.Network, "removed_leftovers", len(left.Items))
+		"image", r.cfg.Image, "network", r.cfg.Network, "removed_leftovers", len(left.Items), "removed_channel_volumes", vols)
 	return nil
 }
 
@@ -209,9 +215,10 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// VolumeName is the volume holding the CLI's state for a channel.
-func (r *Runner) VolumeName(channel string) string {
-	return "claudeops-" + r.cfg.Instance + "-" + Hash(channel)
+// VolumeName is the volume holding the CLI's state of s's thread
+// (claudeproc.Session.HomeKey).
+func (r *Runner) VolumeName(s claudeproc.Session) string {
+	return "claudeops-" + r.cfg.Instance + "-" + Hash(s.HomeKey())
 }
 
 // Start implements claudeproc.Runner: it creates the container, attaches
@@ -231,8 +238,8 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err != nil {
 		return nil, fmt.Errorf("docker runner: working directory %q: %w", spec.Dir, err)
 	}
-	vol := r.VolumeName(spec.Session.Channel)
-	if err := r.ensureVolume(ctx, vol, spec.Session.Channel); err != nil {
+	vol := r.VolumeName(spec.Session)
+	if err := r.ensureVolume(ctx, vol, spec.Session); err != nil {
 		return nil, err
 	}
 	cfg, host := r.containerConfig(spec, dir, vol)
@@ -340,7 +347,7 @@ var hostPathEnv = []string{"PATH", "HOME", "TMPDIR", "CLAUDE_CONFIG_DIR", "SHELL
 // ContainerEnv is the CLI's environment in a container: env without the
 // variables naming host paths (PATH comes from the image), and HOME and
 // CLAUDE_CONFIG_DIR set to the container's, so that all of the CLI's state
-// is on the channel's volume.
+// is on the thread's volume.
 func ContainerEnv(env []string) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {

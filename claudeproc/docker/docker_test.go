@@ -75,14 +75,18 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
+// TestVolumeNames: a volume per thread (per channel only when no thread is
+// given), and per bot.
 func TestVolumeNames(t *testing.T) {
 	a, _ := New(Config{Image: "i", Instance: "a"})
 	b, _ := New(Config{Image: "i", Instance: "b"})
-	c1, c2 := "slack/T1/C1", "slack/T1/C2"
-	if a.VolumeName(c1) != a.VolumeName(c1) || a.VolumeName(c1) == a.VolumeName(c2) {
-		t.Errorf("one volume per channel: %s %s", a.VolumeName(c1), a.VolumeName(c2))
+	t1 := claudeproc.Session{Channel: "slack/T1/C1", Thread: "slack/T1/C1/1.0"}
+	t2 := claudeproc.Session{Channel: "slack/T1/C1", Thread: "slack/T1/C1/2.0"}
+	ch := claudeproc.Session{Channel: "slack/T1/C1"}
+	if a.VolumeName(t1) != a.VolumeName(t1) || a.VolumeName(t1) == a.VolumeName(t2) || a.VolumeName(ch) == a.VolumeName(t1) {
+		t.Errorf("not one volume per thread: %s %s %s", a.VolumeName(t1), a.VolumeName(t2), a.VolumeName(ch))
 	}
-	if a.VolumeName(c1) == b.VolumeName(c1) {
-		t.Errorf("two bots share volume %s", a.VolumeName(c1))
+	if a.VolumeName(t1) == b.VolumeName(t1) {
+		t.Errorf("two bots share volume %s", a.VolumeName(t1))
 	}
 }

@@ -243,14 +243,14 @@ func checkInspect(t *testing.T, r *Runner, id, dir string, sess claudeproc.Sessi
 	if c.Config.Labels[LabelChannel] != Hash(sess.Channel) || c.Config.Labels[LabelThread] != Hash(sess.Thread) {
 		t.Errorf("labels %v", c.Config.Labels)
 	}
-	// What is mounted: the working tree at its own path and the channel's
+	// What is mounted: the working tree at its own path and the thread's
 	// volume, nothing else of the host.
 	var mounts []string
 	for _, m := range c.Mounts {
 		mounts = append(mounts, string(m.Type)+" "+m.Name+" "+m.Source+" -> "+m.Destination)
 		switch {
 		case m.Type == "bind" && m.Source == dir && m.Destination == dir && m.RW:
-		case m.Type == "volume" && m.Name == r.VolumeName(sess.Channel) && m.Destination == Home+"/.claude":
+		case m.Type == "volume" && m.Name == r.VolumeName(sess) && m.Destination == Home+"/.claude":
 		default:
 			t.Errorf("unexpected mount %s", mounts[len(mounts)-1])
 		}
@@ -324,10 +324,11 @@ func checkProbe(t *testing.T, dir, apiURL string, memory, pids int64) {
 }
 
 // TestResumeAcrossContainers: the CLI's state outlives its container on the
-// channel's volume, so a later container of the same channel resumes the
-// session; one of another channel cannot (the control: it is the volume
-// that carries the state). It runs as an unprivileged user, as a bot not
-// run by root would: the new volume is made that user's.
+// thread's volume, so a later container of the same thread resumes the
+// session; one of another thread of the same channel cannot (the control:
+// it is the volume that carries the state), nor the thread itself once its
+// volume is removed (RemoveHome, as on `new`). It runs as an unprivileged
+// user, as a bot not run by root would: the new volume is made that user's.
 func TestResumeAcrossContainers(t *testing.T) {
 	const uid, gid = 4242, 4343
 	r := testRunner(t, func(c *Config) { c.User = strconv.Itoa(uid) + ":" + strconv.Itoa(gid) })
@@ -344,9 +345,11 @@ func TestResumeAcrossContainers(t *testing.T) {
 		}
 		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text("noted")}}
 	})
-	ch := claudeproc.Session{Channel: "matrix/!room:example.org", Thread: "matrix/!room:example.org/$ev1"}
+	const ch = "matrix/!room:example.org"
+	a := claudeproc.Session{Channel: ch, Thread: ch + "/$ev1"}
+	b := claudeproc.Session{Channel: ch, Thread: ch + "/$ev3"}
 
-	first := startSession(t, r, api, dir, ch, "")
+	first := startSession(t, r, api, dir, a, "")
 	if err := first.p.SendText("remember: pelican"); err != nil {
 		t.Fatal(err)
 	}
@@ -356,35 +359,49 @@ func TestResumeAcrossContainers(t *testing.T) {
 	if info := first.p.Close(ctx); info.Code != 0 {
 		t.Fatalf("first container: %+v", info)
 	}
-	if left := r.containers(t, ch.Thread, true); len(left) != 0 {
+	if left := r.containers(t, a.Thread, true); len(left) != 0 {
 		t.Fatalf("first container still there: %v", left)
 	}
-
-	// Another thread of the channel: the state is the channel's.
-	second := startSession(t, r, api, dir, claudeproc.Session{Channel: ch.Channel, Thread: ch.Channel + "/$ev3"}, sid)
-	if err := second.p.SendText("which bird?"); err != nil {
-		t.Fatal(err)
-	}
-	res := second.ev.waitFor("resumed result", isResult).(*claudeproc.Result)
-	if res.IsError || res.Result != "it was the pelican" || res.SessionID != sid {
-		t.Errorf("resumed result = %q (error %v, session %s, want %s)", res.Result, res.IsError, res.SessionID, sid)
+	vol, err := r.cli.VolumeInspect(ctx, r.VolumeName(a), client.VolumeInspectOptions{})
+	if err != nil || vol.Volume.Labels[LabelThread] != Hash(a.Thread) || vol.Volume.Labels[LabelChannel] != Hash(ch) {
+		t.Errorf("thread A's volume %s: %v %v", r.VolumeName(a), vol.Volume.Labels, err)
 	}
 
-	other := claudeproc.Session{Channel: "matrix/!other:example.org", Thread: "matrix/!other:example.org/$ev2"}
-	third := startSession(t, r, api, dir, other, sid)
-	if err := third.p.SendText("which bird?"); err != nil && !errors.Is(err, claudeproc.ErrExited) {
+	if !resumed(t, r, api, dir, a, sid) {
+		t.Errorf("thread A's next container did not resume its session")
+	}
+	if resumed(t, r, api, dir, b, sid) {
+		t.Errorf("another thread of the channel resumed thread A's session")
+	}
+	if err := r.RemoveHome(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	ev := third.ev.waitFor("the end of a resume without state", func(ev claudeproc.Event) bool {
-		if res, ok := ev.(*claudeproc.Result); ok {
-			return res.IsError || res.Result != "it was the pelican"
-		}
-		_, ok := ev.(*claudeproc.Exited)
-		return ok
+	if _, err := r.cli.VolumeInspect(ctx, r.VolumeName(a), client.VolumeInspectOptions{}); err == nil {
+		t.Errorf("thread A's volume is still there after RemoveHome")
+	}
+	if resumed(t, r, api, dir, a, sid) {
+		t.Errorf("thread A resumed its session after its volume was removed")
+	}
+}
+
+// resumed starts a container of s resuming sid, asks for the bird, and
+// reports whether the model was sent the earlier turn.
+func resumed(t *testing.T, r *Runner, api *fakeanthropic.Server, dir string, s claudeproc.Session, sid string) bool {
+	t.Helper()
+	ses := startSession(t, r, api, dir, s, sid)
+	if err := ses.p.SendText("which bird?"); err != nil && !errors.Is(err, claudeproc.ErrExited) {
+		t.Fatal(err)
+	}
+	ev := ses.ev.waitFor("the end of a resume", func(ev claudeproc.Event) bool {
+		_, exited := ev.(*claudeproc.Exited)
+		return exited || isResult(ev)
 	})
-	if res, ok := ev.(*claudeproc.Result); ok && res.Result == "it was the pelican" {
-		t.Errorf("another channel's container resumed the session: %+v", res)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ses.p.Close(ctx)
+	res, ok := ev.(*claudeproc.Result)
+	t.Logf("%s resuming %s: %+v", s.Thread, sid, ev)
+	return ok && !res.IsError && res.Result == "it was the pelican" && res.SessionID == sid
 }
 
 // TestKillMidTurn: killing a session while the model is still answering

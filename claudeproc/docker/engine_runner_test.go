@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -216,6 +218,46 @@ func TestBotGone(t *testing.T) {
 				time.Sleep(100 * time.Millisecond)
 			}
 		})
+	}
+}
+
+// TestPrepareRemovesChannelVolumes: the per-channel volumes an earlier
+// version made (no thread label), which every thread of a channel shared,
+// are removed at start; this instance's per-thread volumes stay, and so do
+// another instance's volumes of either kind.
+func TestPrepareRemovesChannelVolumes(t *testing.T) {
+	r := testRunner(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	other := "other-" + randomHex(4)
+	vols := []struct {
+		instance, name string
+		thread, stays  bool
+	}{
+		{r.cfg.Instance, "old-channel", false, false},
+		{r.cfg.Instance, "thread", true, true},
+		{other, "old-channel", false, true},
+	}
+	for _, v := range vols {
+		labels := map[string]string{LabelInstance: v.instance, LabelChannel: Hash("c")}
+		if v.thread {
+			labels[LabelThread] = Hash("c/1")
+		}
+		name := "claudeops-" + v.instance + "-" + v.name
+		if _, err := r.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name, Labels: labels}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = r.cli.VolumeRemove(context.Background(), name, client.VolumeRemoveOptions{}) })
+	}
+	if err := r.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vols {
+		name := "claudeops-" + v.instance + "-" + v.name
+		_, err := r.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{})
+		if stays := err == nil; stays != v.stays {
+			t.Errorf("volume %s still there: %v, want %v (%v)", name, stays, v.stays, err)
+		}
 	}
 }
 

@@ -11,11 +11,13 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
+
+	"github.com/claudeops/claudeops/claudeproc"
 )
 
-// ensureVolume makes the channel's volume if it is not there, owned by the
+// ensureVolume makes the thread's volume if it is not there, owned by the
 // user the CLI runs as.
-func (r *Runner) ensureVolume(ctx context.Context, name, channel string) error {
+func (r *Runner) ensureVolume(ctx context.Context, name string, s claudeproc.Session) error {
 	r.volMu.Lock()
 	defer r.volMu.Unlock()
 	if _, err := r.cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{}); err == nil {
@@ -24,7 +26,7 @@ func (r *Runner) ensureVolume(ctx context.Context, name, channel string) error {
 		return fmt.Errorf("inspect volume %s: %w", name, err)
 	}
 	_, err := r.cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name, Labels: map[string]string{
-		LabelInstance: r.cfg.Instance, LabelChannel: Hash(channel),
+		LabelInstance: r.cfg.Instance, LabelChannel: Hash(s.Channel), LabelThread: Hash(s.HomeKey()),
 	}})
 	if err != nil {
 		return fmt.Errorf("create volume %s: %w", name, err)
@@ -40,6 +42,44 @@ func (r *Runner) ensureVolume(ctx context.Context, name, channel string) error {
 		return err
 	}
 	return nil
+}
+
+// RemoveHome removes the volume holding the CLI's state of s's thread: a
+// later --resume of its sessions finds nothing. Call it only when no
+// container of s runs (the engine refuses to remove a volume in use). A
+// volume not there is no error.
+func (r *Runner) RemoveHome(ctx context.Context, s claudeproc.Session) error {
+	r.volMu.Lock()
+	defer r.volMu.Unlock()
+	name := r.VolumeName(s)
+	if _, err := r.cli.VolumeRemove(ctx, name, client.VolumeRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("remove volume %s: %w", name, err)
+	}
+	return nil
+}
+
+// removeChannelVolumes removes this instance's volumes of an earlier
+// version, one per channel (no thread label): every thread of a channel
+// shared it, so what it holds may be another thread's doing, and no
+// session mounts it any more. It returns how many it removed.
+func (r *Runner) removeChannelVolumes(ctx context.Context) (int, error) {
+	vols, err := r.cli.VolumeList(ctx, client.VolumeListOptions{
+		Filters: make(client.Filters).Add("label", LabelInstance+"="+r.cfg.Instance),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list volumes: %w", err)
+	}
+	n := 0
+	for _, v := range vols.Items {
+		if _, perThread := v.Labels[LabelThread]; perThread {
+			continue
+		}
+		if _, err := r.cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			return n, fmt.Errorf("remove volume %s of an earlier version: %w", v.Name, err)
+		}
+		n++
+	}
+	return n, nil
 }
 
 // chownVolume gives a new volume to the CLI's user, with a short container
