@@ -37,6 +37,13 @@ type Incoming struct {
 	// DM, a slash command, the console).
 	Mentioned bool
 	Files     []File
+	// OpenThread is set when the thread does not exist yet (a Slack
+	// `/claude` command): Thread names only the channel, and nothing has
+	// been posted. The bot calls it once it has accepted the sender, and
+	// the thread it returns is the event's; a sender it refuses is told
+	// with Thread as it is (privately: the adapter's Teller), so nothing
+	// reaches the channel.
+	OpenThread func(context.Context) (ThreadRef, error)
 }
 
 // Click is a choice made with a prompt's controls (a button, a reaction, a

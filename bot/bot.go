@@ -300,8 +300,9 @@ var ErrClosing = errors.New("bot is shutting down")
 
 // Deliver is given to adapters' Run. It records a message (the dedupe, keyed
 // by the message's identity), decides whether it is for the bot, and queues
-// it for the thread's worker; it returns in milliseconds, after which the
-// adapter acks the delivery. It returns an error only when the event could
+// it for the thread's worker; it returns in milliseconds (or once the
+// thread an accepted event asks for is opened), after which the adapter
+// acks the delivery. It returns an error only when the event could
 // not be recorded (the platform should deliver it again).
 func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 	log := b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
@@ -318,6 +319,21 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS.")
 		}
 		return nil
+	}
+	if ev.Message != nil && ev.Message.OpenThread != nil {
+		// Only now, the sender accepted, does the thread appear in the
+		// channel (a Slack /claude: adapters.Incoming.OpenThread).
+		if b.isClosing() {
+			return ErrClosing
+		}
+		ref, err := ev.Message.OpenThread(ctx)
+		if err != nil {
+			return fmt.Errorf("open a thread in %s: %w", ev.Thread.Key(), err)
+		}
+		m := *ev.Message
+		m.OpenThread = nil
+		ev.Thread, ev.Message = ref, &m
+		log = b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
 	}
 	if ev.Message != nil || ev.ID() != "" {
 		// Clicks that are events of their own (a Matrix reaction or poll

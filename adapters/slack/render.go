@@ -70,6 +70,9 @@ func (a *Adapter) lookup(ref adapters.MessageRef) *posted {
 // Post implements adapters.Adapter. It blocks until Slack has the message
 // (waiting out rate limits).
 func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
+	if t.Thread == "" {
+		return adapters.MessageRef{}, errNoThread
+	}
 	a.flushThread(ctx, t)
 	p := &posted{channel: t.Channel, thread: t.Thread}
 	if m.Kind == adapters.KindFooter {
@@ -160,6 +163,9 @@ func (a *Adapter) postMessage(ctx context.Context, channel string, opts ...slack
 
 // reply posts a message in a thread (see postMessage).
 func (a *Adapter) reply(ctx context.Context, channel, thread string, opts ...slack.MsgOption) (string, error) {
+	if thread == "" {
+		return "", errNoThread
+	}
 	// A spare Stop control left above a message that is not the footer
 	// would show a dead button mid-thread.
 	a.deleteMessage(ctx, channel, a.takeSpare(channel, thread))
@@ -233,9 +239,13 @@ func (a *Adapter) compose(m adapters.Message, input upload) []part {
 	}
 }
 
-// Tell implements adapters.Teller with an ephemeral message in the thread.
+// Tell implements adapters.Teller with an ephemeral message in the thread
+// (in the channel, for a thread not yet open: tellInChannel).
 func (a *Adapter) Tell(ctx context.Context, t adapters.ThreadRef, u adapters.User, text string) error {
 	s := slackmd.ToMrkdwn(text)
+	if t.Thread == "" {
+		return a.tellInChannel(ctx, t.Channel, u, adapters.Cut(s, 3000))
+	}
 	return a.call(ctx, "chat.postEphemeral", t.Channel, func(ctx context.Context) error {
 		_, err := a.api.PostEphemeralContext(ctx, t.Channel, u.ID, slack.MsgOptionText(adapters.Cut(s, 3000), false), slack.MsgOptionTS(t.Thread))
 		return err

@@ -28,7 +28,6 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/outbox"
-	"github.com/claudeops/claudeops/adapters/slack/slackmd"
 )
 
 // Platform is the ThreadRef.Platform of Slack threads.
@@ -116,6 +115,9 @@ type Adapter struct {
 	prompts *outbox.Registry[string, promptLoc]
 	// threads is what the adapter knows of each thread's status line.
 	threads *outbox.Registry[string, *threadState]
+	// responses are the response_urls of slash commands, by channel and
+	// user, kept while Slack accepts them (slash.go).
+	responses *outbox.Registry[string, string]
 
 	streamOK int32 // 0 unknown, 1 works, -1 refused
 
@@ -170,20 +172,21 @@ func New(cfg Config) (*Adapter, error) {
 		opts = append(opts, slack.OptionAppLevelToken(cfg.AppToken))
 	}
 	a := &Adapter{
-		cfg:     cfg,
-		log:     cfg.Logger.With("adapter", Platform),
-		api:     slack.New(cfg.BotToken, opts...),
-		lim:     newLimiter(cfg.RateScale, cfg.Now),
-		now:     cfg.Now,
-		hc:      cfg.HTTPClient,
-		fileHC:  fileClient(cfg.HTTPClient, origins),
-		origins: origins,
-		msgs:    outbox.NewRegistry[string, *posted](msgsCap, 0, cfg.Now),
-		asker:   outbox.NewRegistry[string, string](askerCap, 0, cfg.Now),
-		prompts: outbox.NewRegistry[string, promptLoc](promptsCap, 0, cfg.Now),
-		threads: outbox.NewRegistry[string, *threadState](askerCap, 0, cfg.Now),
-		ready:   make(chan struct{}),
-		conn:    adapters.NewConnTracker(connVia(cfg), cfg.Now),
+		cfg:       cfg,
+		log:       cfg.Logger.With("adapter", Platform),
+		api:       slack.New(cfg.BotToken, opts...),
+		lim:       newLimiter(cfg.RateScale, cfg.Now),
+		now:       cfg.Now,
+		hc:        cfg.HTTPClient,
+		fileHC:    fileClient(cfg.HTTPClient, origins),
+		origins:   origins,
+		msgs:      outbox.NewRegistry[string, *posted](msgsCap, 0, cfg.Now),
+		asker:     outbox.NewRegistry[string, string](askerCap, 0, cfg.Now),
+		prompts:   outbox.NewRegistry[string, promptLoc](promptsCap, 0, cfg.Now),
+		threads:   outbox.NewRegistry[string, *threadState](askerCap, 0, cfg.Now),
+		responses: outbox.NewRegistry[string, string](responsesCap, responseURLTTL, cfg.Now),
+		ready:     make(chan struct{}),
+		conn:      adapters.NewConnTracker(connVia(cfg), cfg.Now),
 	}
 	if cfg.Streaming {
 		a.streamOK = 0
@@ -394,33 +397,5 @@ func (a *Adapter) onInteraction(ctx context.Context, cb slack.InteractionCallbac
 		if err := deliver(ctx, ev); err != nil {
 			a.log.Warn("slack: click not delivered", "err", err)
 		}
-	}
-}
-
-// onSlash runs `/claude <text>`: a new thread rooted at a message that says
-// who asked, so the conversation has a place to live.
-func (a *Adapter) onSlash(ctx context.Context, cmd slack.SlashCommand) {
-	_, _, team, deliver := a.identity()
-	text := strings.TrimSpace(cmd.Text)
-	if text == "" {
-		text = "help"
-	}
-	root := fmt.Sprintf("<@%s> asked: %s", cmd.UserID, slackmd.Text(text))
-	ts, err := a.postMessage(ctx, cmd.ChannelID, slack.MsgOptionText(root, false))
-	if err != nil {
-		a.log.Warn("slack: slash command: post root message", "err", err)
-		return
-	}
-	ev := adapters.Event{
-		Thread: adapters.ThreadRef{Platform: Platform, Channel: cmd.ChannelID, Thread: ts},
-		User:   adapters.User{ID: cmd.UserID, Name: cmd.UserName},
-		Message: &adapters.Incoming{
-			ID:        team + "/" + cmd.ChannelID + "/slash-" + cmd.TriggerID,
-			Text:      text,
-			Mentioned: true,
-		},
-	}
-	if err := deliver(ctx, ev); err != nil {
-		a.log.Warn("slack: slash command not delivered", "err", err)
 	}
 }

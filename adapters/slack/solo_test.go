@@ -43,7 +43,15 @@ func newSoloWith(t testing.TB, fo fakeslack.Options, mod func(*slack.Config)) *s
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = ad.Run(ctx, func(_ context.Context, ev adapters.Event) error {
+		_ = ad.Run(ctx, func(ctx context.Context, ev adapters.Event) error {
+			if ev.Message != nil && ev.Message.OpenThread != nil {
+				// As the bot does for a sender it accepts.
+				ref, err := ev.Message.OpenThread(ctx)
+				if err != nil {
+					return err
+				}
+				ev.Thread = ref
+			}
 			s.mu.Lock()
 			s.events = append(s.events, ev)
 			s.mu.Unlock()

@@ -148,6 +148,28 @@ func (s *Server) Messages(channel string) []Message {
 	return out
 }
 
+// Posted returns every message ever posted in the channel for all its
+// members to see, in order: top-level messages and thread replies alike,
+// deleted ones included (Deleted set): a message posted and then deleted
+// was still shown, and sent to every client as an event. Ephemerals are
+// not in it (see Ephemerals).
+func (s *Server) Posted(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.channels[channel]
+	if ch == nil {
+		return nil
+	}
+	var out []Message
+	for _, ts := range ch.order {
+		m := ch.msgs[ts]
+		mm := s.toMessage(m)
+		mm.Deleted = m.deleted
+		out = append(out, mm)
+	}
+	return out
+}
+
 // Message returns one live message.
 func (s *Server) Message(channel, ts string) (Message, bool) {
 	s.mu.Lock()

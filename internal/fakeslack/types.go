@@ -39,6 +39,7 @@ type Message struct {
 	Edited                bool
 	Subtype               string // thread_broadcast, file_share, tombstone, ...
 	Ephemeral             bool   // from Ephemerals
+	Deleted               bool   // from Posted: deleted since
 }
 
 // File is an uploaded file.
