@@ -6,8 +6,9 @@
 // What a Pod gets: the operator's image, the session's working directory
 // from the work claim (a PersistentVolumeClaim the bot has mounted too, at
 // the same path, by subPath: the Pod sees that directory and nothing else
-// of the claim), the CLI's state (~/.claude) on the same claim per channel
-// so that `--resume` works on any node, a home on an emptyDir, resource
+// of the claim), the CLI's state (~/.claude) on the same claim per thread
+// so that `--resume` works on any node (and no thread reaches another's
+// shell snapshot or transcripts), a home on an emptyDir, resource
 // requests and limits, a non-root user, no capabilities, no service-account
 // token, no service links, the keys of an operator's Secret as environment
 // (the model's credentials). What it does not get: any secret of the bot's
@@ -50,7 +51,8 @@ const (
 	// Home is HOME in a Pod; the CLI's state is Home/.claude.
 	Home = "/home/claude"
 	// HomesDir is where, below the work claim's root, the CLI's state of
-	// each channel lives: HomesDir/<instance>/<channel hash>.
+	// each thread lives: HomesDir/<instance>/<thread hash>
+	// (claudeproc.Session.HomeKey).
 	HomesDir = "claude-homes"
 )
 
@@ -142,7 +144,7 @@ func (c Config) Check() []string {
 }
 
 // Homes is the directory (as the bot sees it) that holds the CLI's state
-// of every channel: no session's working directory may contain it.
+// of every thread: no session's working directory may contain it.
 func (c Config) Homes() string { return filepath.Join(c.WorkPath, HomesDir) }
 
 // Runner starts sessions' CLIs in Pods. Safe for concurrent use.
@@ -237,10 +239,10 @@ func Hash(key string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// homeDir is the channel's CLI state as the bot sees it, and the subPath
-// of the claim that holds it.
-func (r *Runner) homeDir(channel string) (dir, sub string) {
-	sub = filepath.Join(HomesDir, r.cfg.Instance, Hash(channel))
+// homeDir is s's CLI state (its thread's) as the bot sees it, and the
+// subPath of the claim that holds it.
+func (r *Runner) homeDir(s claudeproc.Session) (dir, sub string) {
+	sub = filepath.Join(HomesDir, r.cfg.Instance, Hash(s.HomeKey()))
 	return filepath.Join(r.cfg.WorkPath, sub), sub
 }
 
@@ -252,7 +254,7 @@ func (r *Runner) workSubPath(dir string) (string, error) {
 		return "", fmt.Errorf("the working directory %s is not below %s, where the work claim %s is mounted", dir, r.cfg.WorkPath, r.cfg.WorkClaim)
 	}
 	if homes := r.cfg.Homes(); fspath.Within(homes, dir) || fspath.Within(dir, homes) {
-		return "", fmt.Errorf("the working directory %s holds or lies in the CLI's state of the channels (%s)", dir, homes)
+		return "", fmt.Errorf("the working directory %s holds or lies in the CLI's state of the threads (%s)", dir, homes)
 	}
 	rel, err := filepath.Rel(r.cfg.WorkPath, dir)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {

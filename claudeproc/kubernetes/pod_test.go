@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -157,8 +158,35 @@ func TestPodSpec(t *testing.T) {
 	}
 }
 
+// TestHomeDirs: the CLI's state is per thread (per channel only when no
+// thread is given) and per instance, below the claim's homes, and the
+// path a Pod mounts is the one the bot makes and removes.
+func TestHomeDirs(t *testing.T) {
+	r, err := New(testConfig(), &rest.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := New(func() Config { c := testConfig(); c.Instance = "bot-2"; return c }(), &rest.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t1 := claudeproc.Session{Channel: "slack/T1/C1", Thread: "slack/T1/C1/1.0"}
+	t2 := claudeproc.Session{Channel: "slack/T1/C1", Thread: "slack/T1/C1/2.0"}
+	ch := claudeproc.Session{Channel: "slack/T1/C1"}
+	d1, s1 := r.homeDir(t1)
+	d2, _ := r.homeDir(t2)
+	dc, _ := r.homeDir(ch)
+	do, _ := other.homeDir(t1)
+	if d1 == d2 || d1 == dc || d1 == do {
+		t.Errorf("homes not per thread and instance: %s %s %s %s", d1, d2, dc, do)
+	}
+	if d1 != filepath.Join(r.cfg.WorkPath, s1) || filepath.Dir(d1) != filepath.Join(r.cfg.Homes(), r.cfg.Instance) {
+		t.Errorf("home %s, subPath %s, below %s", d1, s1, r.cfg.Homes())
+	}
+}
+
 // TestWorkSubPath: only a directory below the claim's mount, and not one
-// that holds every channel's CLI state, becomes a Pod's subPath.
+// that holds every thread's CLI state, becomes a Pod's subPath.
 func TestWorkSubPath(t *testing.T) {
 	r, err := New(testConfig(), &rest.Config{Host: "https://127.0.0.1:1"})
 	if err != nil {

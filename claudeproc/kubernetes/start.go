@@ -37,7 +37,7 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes runner: %w", err)
 	}
-	home, homeSub := r.homeDir(spec.Session.Channel)
+	home, homeSub := r.homeDir(spec.Session)
 	if err := r.ensureHome(home); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (r *Runner) run(ctx context.Context, spec claudeproc.Spec, m mounts) (*hand
 	return h, nil
 }
 
-// ensureHome makes the channel's CLI state directory on the claim, the
+// ensureHome makes the thread's CLI state directory on the claim, the
 // CLI's user's alone. The kubelet would make a missing subPath as root.
 func (r *Runner) ensureHome(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -84,6 +84,17 @@ func (r *Runner) ensureHome(dir string) error {
 		if err := os.Chown(dir, int(r.cfg.UID), int(r.cfg.GID)); err != nil {
 			return fmt.Errorf("kubernetes runner: give %s to %d:%d: %w", dir, r.cfg.UID, r.cfg.GID, err)
 		}
+	}
+	return nil
+}
+
+// RemoveHome removes the CLI's state of s's thread from the claim: a later
+// --resume of its sessions finds nothing. Call it only when no Pod of s
+// runs. One not there is no error.
+func (r *Runner) RemoveHome(_ context.Context, s claudeproc.Session) error {
+	dir, _ := r.homeDir(s)
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("kubernetes runner: remove the CLI's state of %s: %w", s.HomeKey(), err)
 	}
 	return nil
 }
