@@ -15,6 +15,13 @@
 //     every simple command of a compound command and never matches one with
 //     command substitution; an input a rule cannot read matches deny rules
 //     and no allow rule. See Rule.Matches.
+//   - Protected places: no allow rule matches a call Protected reports (a
+//     write to the CLI's, git's or the shell's configuration, any call on
+//     the bot's own files, a command naming any of them); a person decides
+//     each. I/O the check needs (symlinks) comes from the Call's resolver.
+//   - Grants: a derived Bash or Monitor rule widens only to a program
+//     safeCommands lists, and never over the options its policy refuses;
+//     a tool no pattern describes gets no grant, not its bare name.
 //   - Decisions: a request is decided at most once. Registry.Decide checks
 //     the id, then who decides (the thread's starter or an admin), then the
 //     state, then the expiry; the first valid decision wins and every later
