@@ -149,9 +149,10 @@ func (w *worker) settledByRules(ctx context.Context, cr *claudeproc.ControlReque
 }
 
 // call is a tool call of this thread as the rules read it, its path's
-// symlinks resolved, and the words of a command resolved on demand; "~"
-// is the home and CLAUDE_CONFIG_DIR the CLI's configuration that the
-// child's environment names.
+// symlinks resolved, and the words of a command resolved on demand. "~"
+// is the HOME and CLAUDE_CONFIG_DIR the CLI's configuration that the bot's
+// environment names; the runners' per-thread CLI homes are among the
+// bot's own files (ProtectedPaths).
 func (w *worker) call(ctx context.Context, tool string, input json.RawMessage) approvals.Call {
 	c := approvals.Call{
 		ChannelKey: w.ref.ChannelKey(), ThreadKey: string(w.key), Tool: tool, Input: input,
