@@ -66,7 +66,7 @@ func (m *Manager) snapshot(ctx context.Context, r *repoRef, wt Worktree, admin s
 // which the worktree's content controls (a clean filter, an fsmonitor).
 // Here the changed tracked paths come from diff-files with submodules
 // judged by their HEAD only, the untracked from ls-files, and both go to
-// update-index.
+// update-index. Untracked files matching Options.Exclude stay out.
 func (m *Manager) stage(ctx context.Context, r *repoRef, wt Worktree, index string) (string, error) {
 	call := func(stdin []byte, args ...string) ([]byte, error) {
 		return m.run(ctx, gitCall{
@@ -78,7 +78,7 @@ func (m *Manager) stage(ctx context.Context, r *repoRef, wt Worktree, index stri
 	if err != nil {
 		return "", err
 	}
-	untracked, err := call(nil, "ls-files", "-z", "--others", "--exclude-standard")
+	untracked, err := call(nil, append([]string{"ls-files", "-z", "--others", "--exclude-standard"}, m.exclude...)...)
 	if err != nil {
 		return "", err
 	}

@@ -3,7 +3,10 @@
 // worktree per thread or scheduled run (trees/<name>-<hash>/<branch name>)
 // on a branch of its own, "claudeops/<name>", started from the remote's
 // default branch after a fetch. It runs the real git binary, never a shell,
-// and imports nothing of this repository.
+// and imports nothing of this repository. Untracked files matching
+// Options.Exclude (by default attachments/, where the bot saves what
+// people attach) are never staged: they reach a commit only when someone
+// tracks them on purpose.
 //
 // Trust. A worktree's content is written by the model and everything
 // fetched comes from the remote: both are untrusted, while git runs on the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -33,7 +34,17 @@ type Options struct {
 	// MaxDiff caps the patch Diff returns (32 MiB when zero); a larger one
 	// is ErrDiffTooLarge.
 	MaxDiff int64
+	// Exclude are patterns (.gitignore syntax, from a worktree's root) of
+	// untracked files that Snapshot, Diff, Commit and Remove never stage;
+	// a file already tracked, or staged in the worktree's own index (a
+	// session's "git add"), is committed as usual. They outrank the
+	// worktree's .gitignore. Nil means DefaultExclude; empty, none.
+	Exclude []string
 }
+
+// DefaultExclude leaves out the directory where the bot saves the files
+// people attach in a thread: they are the thread's, not the repository's.
+var DefaultExclude = []string{"/attachments/"}
 
 // Person is a commit's author or committer.
 type Person struct{ Name, Email string }
@@ -88,6 +99,7 @@ type Manager struct {
 	timeout    time.Duration
 	netTimeout time.Duration
 	maxDiff    int64
+	exclude    []string // ls-files arguments: Options.Exclude
 	env        []string // the git processes' whole environment
 	base       []string // the arguments every git call starts with
 	// checkOff skips the clones' config check: only tests set it, to show
@@ -142,6 +154,16 @@ func New(o Options) (*Manager, error) {
 	}
 	if m.maxDiff <= 0 {
 		m.maxDiff = 32 << 20
+	}
+	exclude := o.Exclude
+	if exclude == nil {
+		exclude = DefaultExclude
+	}
+	for _, p := range exclude {
+		if p == "" || strings.ContainsAny(p, "\x00\n") {
+			return nil, fmt.Errorf("workspace: exclude pattern %q", p)
+		}
+		m.exclude = append(m.exclude, "--exclude="+p)
 	}
 	for _, d := range []string{m.reposDir(), m.treesDir(), m.tmpDir(), m.homeDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
