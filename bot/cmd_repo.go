@@ -37,6 +37,7 @@ func (w *worker) cmdRepo(ctx context.Context, ev adapters.Event, args []string) 
 	defer cancel()
 	def, err := w.cfg.Workspace.Manager.Check(cctx, repo)
 	if err != nil {
+		w.gitRefused(ctx, "check", err, false)
 		w.audit(ctx, ev.User.ID, "refused", "repo", workspace.Redact(repo), false)
 		w.reply(ctx, "Not bound: "+err.Error())
 		return
@@ -89,6 +90,7 @@ func (w *worker) cmdDiff(ctx context.Context, _ adapters.Event, _ []string) {
 		return
 	}
 	if err != nil {
+		w.gitRefused(ctx, "diff", err, false)
 		w.reply(ctx, "Could not make the diff: "+err.Error())
 		return
 	}
@@ -136,6 +138,7 @@ func (w *worker) cmdCommit(ctx context.Context, ev adapters.Event, rest string) 
 	defer cancel()
 	id, changed, err := w.cfg.Workspace.Manager.Commit(cctx, wt, msg, personOf(ev.User))
 	if err != nil {
+		w.gitRefused(ctx, "commit", err, false)
 		w.reply(ctx, "Could not commit: "+err.Error())
 		return
 	}
@@ -158,6 +161,7 @@ func (w *worker) cmdPush(ctx context.Context, ev adapters.Event, _ []string) {
 	m := w.cfg.Workspace.Manager
 	n, err := m.Unpushed(pctx, wt)
 	if err != nil {
+		w.gitRefused(ctx, "unpushed", err, false)
 		w.reply(ctx, "Could not push: "+err.Error())
 		return
 	}
@@ -166,6 +170,7 @@ func (w *worker) cmdPush(ctx context.Context, ev adapters.Event, _ []string) {
 		return
 	}
 	if err := m.Push(pctx, wt); err != nil {
+		w.gitRefused(ctx, "push", err, false)
 		w.audit(ctx, ev.User.ID, "push", wt.Branch, err.Error(), false)
 		w.reply(ctx, "Could not push: "+err.Error())
 		return
@@ -220,6 +225,7 @@ func (w *worker) releaseWorktree(ctx context.Context, why string) {
 	kept, err := w.cfg.Workspace.Manager.Remove(rctx, wt)
 	if err != nil {
 		w.log.Error("remove worktree", "path", wt.Path, "err", err)
+		w.gitRefused(ctx, "remove", err, false)
 		w.reply(ctx, "The worktree of "+codeSpan(wt.Branch)+" could not be removed: "+err.Error())
 		return
 	}

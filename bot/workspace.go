@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -118,6 +119,7 @@ func (w *worker) ensureWorkspace(ctx context.Context) error {
 	defer cancel()
 	wt, err := w.cfg.Workspace.Manager.Create(cctx, repo, w.branchName())
 	if err != nil {
+		w.gitRefused(ctx, "create", err, false)
 		return fmt.Errorf("prepare a worktree of %s: %w", repo, err)
 	}
 	earlier := w.thread.Branch
@@ -150,9 +152,25 @@ func (w *worker) initSnapshot(ctx context.Context, wt workspace.Worktree) {
 	snap, err := w.cfg.Workspace.Manager.Snapshot(sctx, wt)
 	if err != nil {
 		w.log.Warn("snapshot worktree", "err", err)
+		w.gitRefused(ctx, "snapshot", err, true)
 		return
 	}
 	w.wsSnap = snap
+}
+
+// gitRefused audits a workspace call refused because the clone's git
+// configuration had been changed outside the bot (by a session: see
+// package workspace), telling the thread too unless the caller does; it
+// says whether err was that.
+func (w *worker) gitRefused(ctx context.Context, op string, err error, tell bool) bool {
+	if !errors.Is(err, workspace.ErrTampered) {
+		return false
+	}
+	w.audit(ctx, "bot", "refused", "git "+op, err.Error(), false)
+	if tell {
+		w.reply(ctx, "⚠️ The bot's git refused to work in this repository: "+err.Error())
+	}
+	return true
 }
 
 // branchName is the short name of the thread's branch: the schedule and
@@ -199,6 +217,7 @@ func (w *worker) afterTurnChanges(ctx context.Context) {
 	snap, err := m.Snapshot(sctx, wt)
 	if err != nil {
 		w.log.Warn("snapshot worktree", "err", err)
+		w.gitRefused(ctx, "snapshot", err, true)
 		return
 	}
 	from := w.wsSnap
@@ -212,6 +231,7 @@ func (w *worker) afterTurnChanges(ctx context.Context) {
 	w.wsSnap = snap
 	if err != nil {
 		w.log.Warn("changes of the turn", "err", err)
+		w.gitRefused(ctx, "changes", err, true)
 		return
 	}
 	if len(st.Files) == 0 {

@@ -69,6 +69,7 @@ func (w *worker) runBranch(ctx context.Context, out *runOutcome) {
 	id, changed, err := m.Commit(gctx, wt, msg, by)
 	switch {
 	case err != nil:
+		w.gitRefused(ctx, "commit", err, false)
 		out.err = fmt.Errorf("commit the run's changes on %s: %w", wt.Branch, err)
 		w.reply(ctx, "Could not commit the run's changes: "+err.Error())
 		return
@@ -78,6 +79,7 @@ func (w *worker) runBranch(ctx context.Context, out *runOutcome) {
 	}
 	out.res.Commit = id
 	if err := m.Push(gctx, wt); err != nil {
+		w.gitRefused(ctx, "push", err, false)
 		out.err = fmt.Errorf("push %s: %w", wt.Branch, err)
 		w.reply(ctx, "Committed "+shortCommit(id)+" on "+codeSpan(wt.Branch)+", but the push failed: "+err.Error())
 		return
