@@ -77,6 +77,7 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 
 func (w *worker) cmdNew(ctx context.Context, ev adapters.Event, _ []string) {
 	w.stop("a new session was requested")
+	w.removeHome(ctx) // what the ended session's CLI kept goes with it
 	w.thread.SessionID = ""
 	w.thread.State = "new"
 	w.saveThread(ctx)

@@ -370,7 +370,7 @@ func (w *worker) options() claudeproc.Options {
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
 		SDKMCPServers:  []string{mcptools.ServerName},
 		Runner:         w.cfg.Runner,
-		Session:        claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: string(w.ref.Key())},
+		Session:        w.session(),
 		// What the runner waits on (a Pod waiting for capacity) is told
 		// in the thread: a start may take minutes then.
 		Progress: func(text string) { w.notice(context.Background(), text, false) },
