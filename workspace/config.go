@@ -10,22 +10,9 @@ import (
 	"strings"
 )
 
-// The clone's configuration is the bot's alone. A worktree's ".git" file
-// leads a session's own git to the clone (its common directory), so under
-// the local runner an approved "git config" in the worktree would write
-// the file the bot's git reads next, outside any sandbox: a filter, an
-// uploadpack, a redirected push. Two guards, each enough for what it
-// covers:
-//
-//   - The clone holds config.lock, a directory: git takes its config
-//     lock by creating that name exclusively, so every git that would
-//     write the config (git config, remote add, branch --set-upstream-to,
-//     push -u) fails with "could not lock config file …: File exists".
-//   - Before and after every git call of ours, the clone's config is
-//     compared byte for byte with what the bot writes (configFor), and
-//     nothing git would read beside it may exist: a commondir (which
-//     moves the config elsewhere) or a config.worktree. A difference
-//     refuses the call with ErrTampered and restores the file.
+// The clone's configuration is the bot's alone (see the package doc):
+// config.lock, a directory, keeps every git from writing it, and each git
+// call of ours is checked against it before and after.
 
 // lockName is the directory that keeps git from taking the config's lock.
 const lockName = "config.lock"

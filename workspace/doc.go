@@ -20,7 +20,8 @@
 //     no system or global config, an empty HOME, no terminal prompts.
 //   - Command-line configuration, which outranks every file and reaches the
 //     git processes git starts, turns off hooks, fsmonitor, the pager,
-//     credential helpers and every transport but file, http(s), ssh and git;
+//     credential helpers, askpass and every transport but file, http(s),
+//     ssh and git;
 //     diffs run without external drivers or textconv. Filters and diff
 //     drivers named by a .gitattributes have no definition to run.
 //   - The clone's configuration is the bot's alone, in every runner. A
