@@ -15,8 +15,9 @@ import (
 )
 
 // TestBackupWhileRunningThenRestore: `claudeops backup` copies the
-// database of a running bot; a bot started on the copy (the restore)
-// resumes the thread with its context, as the model API sees it.
+// database of a running bot; a bot started on the copy (the restore), with
+// the threads' CLI homes copied beside it, resumes the thread with its
+// context, as the model API sees it.
 func TestBackupWhileRunningThenRestore(t *testing.T) {
 	bin := testcli.Bin(t)
 	api := fakeanthropic.Start(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
@@ -79,6 +80,16 @@ func TestBackupWhileRunningThenRestore(t *testing.T) {
 	// The restore: a bot on the copy (the original moved away).
 	if err := os.Rename(state, state+".old"); err != nil {
 		t.Fatal(err)
+	}
+	if testcli.Runner(t) != "sandbox" {
+		// The threads' CLI homes (their transcripts) are backed up with
+		// the database (docs/OPERATIONS.md, "Backups") and restored where
+		// the copy's bot keeps them, beside it; without them the thread
+		// would start afresh, saying so.
+		homes := os.DirFS(filepath.Join(state+".old", "claudeops.claude-homes"))
+		if err := os.CopyFS(strings.TrimSuffix(copyDB, ".db")+".claude-homes", homes); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b2 := startBotProc(t, append(base, "CLAUDEOPS_DB="+copyDB))
 	b2.say("recall")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -259,6 +260,34 @@ func checkCLI(ctx context.Context, c config) (problem, claudeproc.VersionInfo) {
 		p.want = fmt.Sprintf("version check failed: %v", err)
 	}
 	return p, info
+}
+
+// modelCredentials are the variables Claude Code authenticates with from
+// its environment: a key, a token (`claude setup-token` makes
+// CLAUDE_CODE_OAUTH_TOKEN), or a cloud provider's switch.
+var modelCredentials = []string{
+	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
+}
+
+// credentialWarning says, when the sessions' claude will find no
+// credentials, which variables give it some; "" when one is set in env,
+// or for the kubernetes runner (its Pods get them from the operator's
+// Secret). Each thread's CLI has a home of its own, so a login stored by
+// `claude login` in the bot user's ~/.claude is never found.
+func credentialWarning(c config, env map[string]string) string {
+	if c.Runner.Kind == "kubernetes" {
+		return ""
+	}
+	for _, name := range modelCredentials {
+		if env[name] != "" {
+			return ""
+		}
+	}
+	return "no model credentials in the environment: sessions' claude will fail to authenticate. " +
+		"Each thread's CLI keeps its state apart, so a login stored by `claude login` is not used: set " +
+		strings.Join(modelCredentials[:3], ", ") + " (made by `claude setup-token`), or a cloud provider's variables (" +
+		strings.Join(modelCredentials[3:], ", ") + ")"
 }
 
 func sandboxChecks(c config) []problem {

@@ -241,6 +241,17 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	b2.expect(`^\[main\] (! approval ` + id + `: Expired: the bot restarted before anyone decided\.|\* The approval ` + id + ` for Bash expired: the bot restarted before anyone decided\.)$`)
 	b2.say("recall")
 	b2.expect(`^\[main\] claude: I remember pineapple$`)
+	if testcli.Runner(t) != "sandbox" {
+		// The local runner keeps the thread's CLI state in a home of its
+		// own beside the database (there is no state directory here), not
+		// in the bot user's ~/.claude: the resume read it there.
+		if got, _ := filepath.Glob(filepath.Join(filepath.Dir(db), "claudeops.claude-homes", "*", "projects", "*", "*.jsonl")); len(got) == 0 {
+			t.Error("no transcript in the thread's CLI home")
+		}
+		if _, err := os.Stat(filepath.Join(home, ".claude")); err == nil {
+			t.Error("a session wrote the bot user's own ~/.claude")
+		}
+	}
 	// End of input: the bot lets the turn finish, then exits cleanly.
 	if err := b2.endInput(60 * time.Second); err != nil {
 		t.Errorf("bot exit: %v", err)

@@ -379,7 +379,7 @@ func TestKubernetesTurnLimit(t *testing.T) {
 	b.waitPods(t, 0)
 }
 
-// TestKubernetesHomesAreNoWorkdir: every channel's CLI state lies on the
+// TestKubernetesHomesAreNoWorkdir: every thread's CLI state lies on the
 // claim beside the working directories; no channel may work in it, around
 // it, or through a link into it. The oracle for what a session got is the
 // Pod the API server holds: its working directory's subPath.
@@ -390,7 +390,7 @@ func TestKubernetesHomesAreNoWorkdir(t *testing.T) {
 		t.Fatal(err)
 	}
 	bot := b.start(t)
-	bot.say("hello") // the channel's CLI state exists from now on
+	bot.say("hello") // the thread's CLI state exists from now on
 	bot.expect(`^\[main\] claude: noted: hello$`)
 	for _, dir := range []string{filepath.Join(b.claim, "claude-homes", "e2e"), b.claim, link, filepath.Join(link, "e2e")} {
 		bot.say("cwd " + dir)

@@ -66,6 +66,9 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 		return exitFailure
 	}
 	defer logFile.Close()
+	if msg := credentialWarning(cfg, cfg.raw); msg != "" {
+		log.Warn(msg, "runner", cfg.Runner.Kind)
+	}
 	switch {
 	case info.Message == "": // the docker and kubernetes runners check their image's CLI
 	case info.Level != claudeproc.CompatFull:

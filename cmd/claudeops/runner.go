@@ -31,7 +31,7 @@ type runnerConfig struct {
 // sandboxConfig is the bubblewrap runner's (claudeproc.Sandbox).
 type sandboxConfig struct {
 	Bwrap string `env:"CLAUDEOPS_SANDBOX_BWRAP" envDefault:"bwrap"`
-	// Homes holds a home per channel; default: sandbox-homes in the state
+	// Homes holds a home per thread; default: sandbox-homes in the state
 	// directory, else beside the database.
 	Homes string `env:"CLAUDEOPS_SANDBOX_HOMES"`
 	// Hide are more paths sessions must not see (an EnvironmentFile with
@@ -71,7 +71,7 @@ func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.
 	var none claudeproc.VersionInfo
 	switch cfg.Runner.Kind {
 	case "local":
-		return claudeproc.Local{}, none, nil
+		return claudeproc.Local{HomeBase: localHomes(cfg)}, none, nil
 	case "sandbox":
 		sb := sandbox(cfg)
 		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -96,20 +96,34 @@ func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.
 	return nil, none, fmt.Errorf("unknown runner %q", cfg.Runner.Kind)
 }
 
+// homeBase is where a runner of the bot's own keeps the CLI homes, one per
+// thread: name in the state directory, else beside the database.
+func homeBase(cfg config, name string) string {
+	if cfg.StateDir != "" {
+		return filepath.Join(cfg.StateDir, name)
+	}
+	return strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB)) + "." + name
+}
+
+// localHomes holds the local runner's CLI config directories, one per
+// thread (CLAUDE_CONFIG_DIR; HOME stays the bot user's).
+func localHomes(cfg config) string { return absPath(homeBase(cfg, "claude-homes")) }
+
+// sandboxHomes holds the sandbox's homes, one per thread
+// (CLAUDEOPS_SANDBOX_HOMES).
+func sandboxHomes(cfg config) string {
+	if h := cfg.Runner.Sandbox.Homes; h != "" {
+		return absPath(h)
+	}
+	return absPath(homeBase(cfg, "sandbox-homes"))
+}
+
 // sandbox is the bubblewrap runner of cfg. It hides the bot's state (the
 // state directory as a whole when in use, else each file of it), the
 // secrets' files, the bot user's own Claude Code credentials, and what
 // CLAUDEOPS_SANDBOX_HIDE names.
 func sandbox(cfg config) claudeproc.Sandbox {
 	sc := cfg.Runner.Sandbox
-	homes := sc.Homes
-	switch {
-	case homes != "":
-	case cfg.StateDir != "":
-		homes = filepath.Join(cfg.StateDir, "sandbox-homes")
-	default:
-		homes = strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB)) + ".sandbox-homes"
-	}
 	// The database's lock too: a sandboxed tool holding a flock on it past
 	// the bot's death would keep the next bot from starting.
 	hide := append(append(ownFiles(cfg), lockFiles(cfg)...), cfg.Runner.secretFiles...)
@@ -119,5 +133,5 @@ func sandbox(cfg config) claudeproc.Sandbox {
 	for _, p := range sc.Hide {
 		hide = append(hide, absPath(p))
 	}
-	return claudeproc.Sandbox{Bwrap: sc.Bwrap, HomeBase: absPath(homes), Hide: hide}
+	return claudeproc.Sandbox{Bwrap: sc.Bwrap, HomeBase: sandboxHomes(cfg), Hide: hide}
 }

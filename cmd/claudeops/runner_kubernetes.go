@@ -188,7 +188,7 @@ func kubernetesPlaces(c config) []problem {
 }
 
 // kubernetesOwnDirs are the runner's directories on the claim that no
-// session may work in or be granted: every channel's CLI state.
+// session may work in or be granted: every thread's CLI state.
 func kubernetesOwnDirs(c config) []string {
 	if c.Runner.Kind != "kubernetes" || !filepath.IsAbs(c.Runner.Kubernetes.ClaimPath) {
 		return nil

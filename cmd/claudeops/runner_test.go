@@ -160,7 +160,7 @@ func TestSandboxRunnerHidesTheBot(t *testing.T) {
 			reached := map[string]bool{
 				"the bot's process": strings.Contains(out, "bot-visible"),
 				// The state directory shows the way to the session's home
-				// (sandbox-homes/<channel>), nothing else.
+				// (sandbox-homes/<thread>), nothing else.
 				"the state listing":  strings.Contains(out, "entry:claudeops.db"),
 				"the database":       strings.Contains(out, "SQLite format 3"),
 				"the secret's file":  strings.Contains(out, token),
