@@ -15,6 +15,12 @@ type Event struct {
 	Message *Incoming
 	// Click is set for a click on one of the bot's prompts or controls.
 	Click *Click
+	// Unverified, when set, says why the platform cannot vouch that the
+	// event comes from its sender as the room requires (Matrix: sent in
+	// clear in an end-to-end encrypted room, or from a session its sender
+	// has not verified). Such an event may be talk, but it decides nothing
+	// and runs no command.
+	Unverified string
 }
 
 // User is who sent an event, as the platform identifies them. ID is the

@@ -81,6 +81,9 @@ type worker struct {
 	// wsSnap names the worktree's content when the turn began (or after
 	// the last summary), so a turn's end can say what it changed.
 	wsSnap string
+	// toldUnverified: who was told why an unverified event did not count,
+	// by user and reason (unverified.go).
+	toldUnverified map[string]bool
 
 	idleTimer *time.Timer
 }
@@ -226,6 +229,9 @@ func (w *worker) onEvent(ctx context.Context, ev adapters.Event) {
 	if err := w.loadThread(ctx, ev.User); err != nil {
 		w.log.Error("load thread", "err", err)
 		w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
+		return
+	}
+	if w.refuseUnverified(ctx, ev) {
 		return
 	}
 	switch {

@@ -23,7 +23,9 @@ func TestEncryptedRoomRoundTrip(t *testing.T) {
 			t.Errorf("the reply was not encrypted: %+v", e.Mautrix)
 		}
 	}
-	// Approvals work there too: reactions are not encrypted, edits are.
+	// Approvals work there too, decided by alice's reaction as Element
+	// sends it there: encrypted, from her verified session (the bot's own
+	// reactions go in clear; edits are encrypted).
 	h.alice.SendText(room, "run touch enc.txt", "", root)
 	prompt := h.waitPrompt(room, root, "")
 	h.alice.React(room, prompt, "✅")

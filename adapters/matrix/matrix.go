@@ -104,6 +104,7 @@ type Adapter struct {
 	prompts  map[id.EventID]*promptMsg // prompt and poll events; closed ones pruned
 	reported map[string]bool           // undecryptable sessions already reported
 	direct   map[id.RoomID]bool
+	encRooms map[id.RoomID]bool            // rooms known encrypted or not (trust.go)
 	typing   map[id.RoomID]map[string]bool // threads with a turn running, per room
 	typers   map[id.RoomID]chan struct{}   // the running typer of a room, woken by SetStatus
 
@@ -170,6 +171,7 @@ func New(cfg Config) (*Adapter, error) {
 		prompts:  make(map[id.EventID]*promptMsg),
 		reported: make(map[string]bool),
 		direct:   make(map[id.RoomID]bool),
+		encRooms: make(map[id.RoomID]bool),
 		typing:   make(map[id.RoomID]map[string]bool),
 		typers:   make(map[id.RoomID]chan struct{}),
 		closing:  make(chan struct{}),

@@ -18,6 +18,7 @@ import (
 
 func (a *Adapter) register(s *mautrix.DefaultSyncer) {
 	s.OnEventType(event.StateMember, a.onMember)
+	s.OnEventType(event.StateEncryption, a.onEncryption)
 	s.OnEventType(event.EventMessage, a.onMessage)
 	s.OnEventType(event.EventReaction, a.onReaction)
 	s.OnEventType(event.EventUnstablePollResponse, a.onPollResponse)
@@ -200,7 +201,8 @@ func (a *Adapter) onMessage(ctx context.Context, evt *event.Event) {
 	default:
 		return
 	}
-	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: threadRef(evt.RoomID, root), User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}, Message: msg})
+	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: threadRef(evt.RoomID, root), User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()},
+		Message: msg, Unverified: a.unverified(ctx, evt)})
 }
 
 // mentions reports whether a message addresses the bot: m.mentions when the
@@ -282,7 +284,8 @@ func (a *Adapter) onReaction(ctx context.Context, evt *event.Event) {
 		return
 	}
 	click.ID = evt.ID.String()
-	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: p.thread, User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}, Click: &click})
+	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: p.thread, User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()},
+		Click: &click, Unverified: a.unverified(ctx, evt)})
 }
 
 // onPollResponse: a vote in one of the bot's polls answers its question.
@@ -320,7 +323,8 @@ func (a *Adapter) onPollResponse(ctx context.Context, evt *event.Event) {
 		return
 	}
 	click.ID = evt.ID.String()
-	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: p.thread, User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()}, Click: &click})
+	a.deliverEvent(ctx, evt.ID, adapters.Event{Thread: p.thread, User: adapters.User{ID: evt.Sender.String(), Name: evt.Sender.String()},
+		Click: &click, Unverified: a.unverified(ctx, evt)})
 }
 
 // promptIn is the prompt (or poll) target of a click sent in room, nil if

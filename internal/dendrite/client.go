@@ -23,8 +23,13 @@ import (
 type ClientOptions struct {
 	// Crypto makes the client an E2EE device that sends encrypted in
 	// encrypted rooms and decrypts what it receives. Needs -tags goolm and
-	// a device that never had keys (each Register logs in a new one).
+	// a device that never had keys (each Register and Login logs in a new
+	// one). The device is signed by its user's cross-signing identity, as a
+	// session verified in Element is, unless Unverified.
 	Crypto bool
+	// Unverified leaves a crypto device unsigned: a session its owner never
+	// verified (or someone else's login to the account).
+	Unverified bool
 }
 
 // Client is a test user's Matrix client. It syncs in the background from
@@ -60,7 +65,7 @@ func (s *Server) Client(t testing.TB, u *User, opts ClientOptions) *Client {
 	// original is recorded first and then replaced by its decryption.
 	cli.Syncer.(*mautrix.DefaultSyncer).OnEvent(c.record)
 	if opts.Crypto {
-		setupCrypto(t, cli, c.logf) // registers its own cleanup, which runs after the sync stops
+		setupCrypto(t, cli, u, opts.Unverified, c.logf) // registers its own cleanup, which runs after the sync stops
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -177,10 +182,41 @@ func (c *Client) SendRaw(room id.RoomID, evtType event.Type, content map[string]
 	return c.send(room, evtType, content)
 }
 
-// React annotates target with key, as clicking a reaction in Element does.
+// Encrypted reports whether the client has seen room's encryption turned
+// on (a crypto client sends encrypted there from then on).
+func (c *Client) Encrypted(room id.RoomID) bool { return c.isEncrypted(room) }
+
+// SendClear sends content unencrypted, also from a crypto client into an
+// encrypted room (as a client without encryption, or a forger, would).
+func (c *Client) SendClear(room id.RoomID, evtType event.Type, content any) id.EventID {
+	c.t.Helper()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	resp, err := c.Matrix.SendMessageEvent(ctx, room, evtType, content, mautrix.ReqSendEvent{DontEncrypt: true})
+	c.check(err, "sending %s to %s in clear", evtType.Type, room)
+	return resp.EventID
+}
+
+// React annotates target with key, as clicking a reaction in Element does:
+// from a crypto client in an encrypted room the reaction is encrypted, its
+// relation left in clear (mautrix by itself sends every reaction in clear).
 func (c *Client) React(room id.RoomID, target id.EventID, key string) id.EventID {
 	c.t.Helper()
-	return c.send(room, event.EventReaction, &event.ReactionEventContent{
+	content := &event.ReactionEventContent{RelatesTo: *(&event.RelatesTo{}).SetAnnotation(target, key)}
+	if c.Matrix.Crypto == nil || !c.isEncrypted(room) {
+		return c.send(room, event.EventReaction, content)
+	}
+	ctx, cancel := c.ctx()
+	defer cancel()
+	enc, err := c.Matrix.Crypto.Encrypt(ctx, room, event.EventReaction, content)
+	c.check(err, "encrypting a reaction in %s", room)
+	return c.send(room, event.EventEncrypted, enc)
+}
+
+// ReactInClear is React sent unencrypted whatever the room.
+func (c *Client) ReactInClear(room id.RoomID, target id.EventID, key string) id.EventID {
+	c.t.Helper()
+	return c.SendClear(room, event.EventReaction, &event.ReactionEventContent{
 		RelatesTo: *(&event.RelatesTo{}).SetAnnotation(target, key),
 	})
 }
@@ -198,10 +234,20 @@ func (c *Client) Redact(room id.RoomID, evt id.EventID) {
 // Web sends.
 func (c *Client) VotePoll(room id.RoomID, poll id.EventID, answerIDs ...string) id.EventID {
 	c.t.Helper()
-	return c.send(room, event.EventUnstablePollResponse, map[string]any{
+	return c.send(room, event.EventUnstablePollResponse, pollVote(poll, answerIDs))
+}
+
+// VotePollInClear is VotePoll sent unencrypted whatever the room.
+func (c *Client) VotePollInClear(room id.RoomID, poll id.EventID, answerIDs ...string) id.EventID {
+	c.t.Helper()
+	return c.SendClear(room, event.EventUnstablePollResponse, pollVote(poll, answerIDs))
+}
+
+func pollVote(poll id.EventID, answerIDs []string) map[string]any {
+	return map[string]any{
 		"m.relates_to":                     map[string]any{"rel_type": "m.reference", "event_id": poll},
 		"org.matrix.msc3381.poll.response": map[string]any{"answers": append([]string{}, answerIDs...)},
-	})
+	}
 }
 
 // SendImage uploads data and posts it as m.image (in threadRoot's thread if

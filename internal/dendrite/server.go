@@ -55,6 +55,9 @@ type User struct {
 	Password    string
 	AccessToken string
 	DeviceID    id.DeviceID
+	// RecoveryKey is the account's cross-signing recovery key, once a
+	// crypto Client set the identity up (shared by the account's Users).
+	RecoveryKey string
 }
 
 // Options configure StartWith.
@@ -251,14 +254,35 @@ func (s *Server) Register(t testing.TB, localpart string) *User {
 	}); err != nil {
 		t.Fatalf("dendrite: registering %s: %v", localpart, err)
 	}
+	return s.login(t, ctx, cli, &User{Password: password}, localpart)
+}
+
+// Login logs u's account in again: the same account on a device of its
+// own (a second session). It carries u's recovery key, so log in after the
+// account's first crypto Client has set its cross-signing up.
+func (s *Server) Login(t testing.TB, u *User) *User {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	cli, err := mautrix.NewClient(s.URL, "", "")
+	if err != nil {
+		t.Fatalf("dendrite: %v", err)
+	}
+	return s.login(t, ctx, cli, &User{Password: u.Password, RecoveryKey: u.RecoveryKey}, u.ID.Localpart())
+}
+
+// login logs localpart in with u's password and fills in u's device.
+func (s *Server) login(t testing.TB, ctx context.Context, cli *mautrix.Client, u *User, localpart string) *User {
+	t.Helper()
 	resp, err := cli.Login(ctx, &mautrix.ReqLogin{
 		Type:                     mautrix.AuthTypePassword,
 		Identifier:               mautrix.UserIdentifier{Type: mautrix.IdentifierTypeUser, User: localpart},
-		Password:                 password,
+		Password:                 u.Password,
 		InitialDeviceDisplayName: "test " + localpart,
 	})
 	if err != nil {
 		t.Fatalf("dendrite: logging in %s: %v", localpart, err)
 	}
-	return &User{ID: resp.UserID, Password: password, AccessToken: resp.AccessToken, DeviceID: resp.DeviceID}
+	u.ID, u.AccessToken, u.DeviceID = resp.UserID, resp.AccessToken, resp.DeviceID
+	return u
 }
