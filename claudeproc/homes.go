@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // The CLI keeps state in its config directory that it acts on without
@@ -39,8 +40,10 @@ func homeName(s Session) string {
 func HomeIn(base string, s Session) string { return filepath.Join(base, homeName(s)) }
 
 // makeHome creates a session's home, 0700, in base (made 0700 too if
-// missing), and checks it is a directory of its own (not a link somewhere
-// else).
+// missing), checks it is a directory of its own (not a link somewhere
+// else), and marks it used now: the CLI changes nothing in the home itself
+// when it resumes, so its modification time is when a session of the
+// thread last started (operators prune idle homes by it).
 func makeHome(base, home string) error {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return fmt.Errorf("make the CLI homes %s: %w", base, err)
@@ -54,6 +57,10 @@ func makeHome(base, home string) error {
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("the CLI home %s is not a directory", home)
+	}
+	now := time.Now()
+	if err := os.Chtimes(home, now, now); err != nil {
+		return fmt.Errorf("mark the CLI home used: %w", err)
 	}
 	return nil
 }

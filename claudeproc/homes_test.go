@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestHomeNames: homes are per thread (per channel only when no thread is
@@ -77,6 +78,34 @@ func TestRemoveHome(t *testing.T) {
 		if err := r.RemoveHome(context.Background(), a); err != nil {
 			t.Errorf("%T: removing no home: %v", r, err)
 		}
+	}
+}
+
+// TestMakeHomeMarksUse: each start marks the home's modification time,
+// which the CLI leaves alone on a resume; a link in a home's place is
+// refused.
+func TestMakeHomeMarksUse(t *testing.T) {
+	base := t.TempDir()
+	home := HomeIn(base, Session{Thread: "c/1"})
+	if err := makeHome(base, home); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(home, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeHome(base, home); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(home); err != nil || time.Since(fi.ModTime()) > time.Hour || fi.Mode().Perm() != 0o700 {
+		t.Errorf("home after a start: %v %v", fi, err)
+	}
+	link := HomeIn(base, Session{Thread: "c/2"})
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeHome(base, link); err == nil {
+		t.Error("a link in a home's place was taken for the home")
 	}
 }
 

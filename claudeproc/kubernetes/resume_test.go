@@ -21,7 +21,7 @@ import (
 // another thread of the channel finds nothing, nor from the thread itself
 // once its state is removed (RemoveHome, as on `new`). The claim, read from
 // outside, holds the transcript in the thread's home only, and each Pod
-// mounts its own thread's.
+// mounts its own thread's; a start marks its home's modification time.
 func TestResumePerThread(t *testing.T) {
 	b := newBed(t, func(c *Config) { c.Secret = "model" })
 	_, err := b.c.Client().CoreV1().Secrets(b.ns).Create(context.Background(), &corev1.Secret{
@@ -65,8 +65,15 @@ func TestResumePerThread(t *testing.T) {
 		t.Errorf("the transcript is not in thread A's home %s: %v", homeA, got)
 	}
 	b2 := claudeproc.Session{Channel: ch, Thread: ch + "/2.0"}
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(homeA, old, old); err != nil {
+		t.Fatal(err)
+	}
 	if !resumedInPod(t, b, o, a, sid) {
 		t.Error("thread A's next Pod did not resume its session")
+	}
+	if fi, err := os.Stat(homeA); err != nil || time.Since(fi.ModTime()) > time.Hour {
+		t.Errorf("thread A's home not marked used by its start: %v %v", fi.ModTime(), err)
 	}
 	if resumedInPod(t, b, o, b2, sid) {
 		t.Error("another thread of the channel resumed thread A's session")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +76,10 @@ func (r *Runner) run(ctx context.Context, spec claudeproc.Spec, m mounts) (*hand
 }
 
 // ensureHome makes the thread's CLI state directory on the claim, the
-// CLI's user's alone. The kubelet would make a missing subPath as root.
+// CLI's user's alone (the kubelet would make a missing subPath as root),
+// and marks it used now: the CLI changes nothing in it itself when it
+// resumes, so its modification time is when a session of the thread last
+// started (operators prune idle homes by it).
 func (r *Runner) ensureHome(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("kubernetes runner: make the CLI's state directory %s: %w", dir, err)
@@ -84,6 +88,10 @@ func (r *Runner) ensureHome(dir string) error {
 		if err := os.Chown(dir, int(r.cfg.UID), int(r.cfg.GID)); err != nil {
 			return fmt.Errorf("kubernetes runner: give %s to %d:%d: %w", dir, r.cfg.UID, r.cfg.GID, err)
 		}
+	}
+	now := time.Now()
+	if err := os.Chtimes(dir, now, now); err != nil {
+		return fmt.Errorf("kubernetes runner: mark %s used: %w", dir, err)
 	}
 	return nil
 }
