@@ -63,9 +63,10 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates git tini \
  && rm -rf /var/lib/apt/lists/*
 # /data holds all that must outlive the container: the bot's state
-# (database, Matrix keys), HOME (the CLI's sessions in ~/.claude, which
-# --resume reads) and the default working directory. State and work are
-# apart: the bot refuses to start if they overlap.
+# (database, Matrix keys, each thread's CLI home with the sessions that
+# --resume reads), HOME (the tools' git and ssh configuration) and the
+# default working directory. State and work are apart: the bot refuses to
+# start if they overlap.
 RUN useradd --home-dir /data/home --no-create-home --uid 10001 --user-group --shell /bin/bash claudeops \
  && mkdir -p /data/state /data/home /data/work \
  && chown -R claudeops:claudeops /data \
