@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/fspath"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -297,7 +298,14 @@ func sandboxChecks(c config) []problem {
 		p.want = "not found: want the bubblewrap program (Debian: apt-get install bubblewrap)"
 	}
 	homes := sandbox(c).HomeBase
-	return []problem{p, placeableDir("CLAUDEOPS_SANDBOX_HOMES", homes, homes)}
+	out := []problem{p, placeableDir("CLAUDEOPS_SANDBOX_HOMES", homes, homes)}
+	// The homes are the bot's own: no session may work where they lie
+	// (a working directory inside them the sandbox refuses itself).
+	if w := absPath(c.Workdir); fspath.Within(homes, w) {
+		out = append(out, problem{name: "CLAUDEOPS_SANDBOX_HOMES", value: homes,
+			want: fmt.Sprintf("lies inside CLAUDEOPS_WORKDIR %s: want a directory apart from where sessions work", w)})
+	}
+	return out
 }
 
 // unwrapPath drops the *PathError's repetition of the operation and path

@@ -51,6 +51,36 @@ func TestHomesAreTheBots(t *testing.T) {
 	}
 }
 
+// TestSandboxHomesApartFromWork: sandbox homes where sessions work stop
+// the start (no session could start there: the homes are the bot's own).
+func TestSandboxHomesApartFromWork(t *testing.T) {
+	work, state := t.TempDir(), t.TempDir()
+	for _, tt := range []struct {
+		homes string
+		bad   bool
+	}{
+		{work + "/homes", true},
+		{work, true},
+		{state + "/homes", false},
+		{work + "-homes", false},
+	} {
+		c, err := loadConfig([]string{"HOME=" + t.TempDir(), "CLAUDEOPS_RUNNER=sandbox", "CLAUDEOPS_STATE_DIR=" + state,
+			"CLAUDEOPS_WORKDIR=" + work, "CLAUDEOPS_SANDBOX_HOMES=" + tt.homes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range sandboxChecks(c) {
+			if p.want != "" {
+				got = append(got, p.name+" "+p.want)
+			}
+		}
+		if bad := slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "inside CLAUDEOPS_WORKDIR") }); bad != tt.bad {
+			t.Errorf("homes %s: problems %q, want one about the working directory: %v", tt.homes, got, tt.bad)
+		}
+	}
+}
+
 // TestCredentialWarning: a start whose sessions will find no credentials
 // says which variables give them some, whatever runner takes them from the
 // bot's environment; a kubernetes runner's come from its Secret.
