@@ -303,7 +303,15 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 	}
 	msg := claudeproc.UserMessage{Text: header + "\n" + text, UUID: newUUID()}
 	if ev.Message != nil && len(ev.Message.Files) > 0 {
-		// Fetched only now: the sender is allowed, the thread is known.
+		// Fetched only now: the sender is allowed, the thread is known;
+		// and into the thread's worktree, made first on its first message.
+		if !w.sess.live() {
+			if err := w.ensureWorkspace(ctx); err != nil {
+				w.log.Error("prepare the workspace", "err", err)
+				w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
+				return
+			}
+		}
 		msg = w.withFiles(ctx, msg, ev.Message.Files)
 	}
 	w.recap(ctx)

@@ -128,3 +128,25 @@ func TestWorktreeAttachmentsNotCommitted(t *testing.T) {
 		t.Errorf("remote %s = %q", rel, got)
 	}
 }
+
+// TestWorktreeAttachmentsOnTheFirstMessage: files attached to the message
+// that starts a repository-bound thread land in its worktree, not in the
+// default working directory (the worktree was made after they were saved).
+func TestWorktreeAttachmentsOnTheFirstMessage(t *testing.T) {
+	h, _, _ := wsHarness(t, nil)
+	var src source
+	h.sendFiles(console.Thread("main"), "att-first", console.OperatorID, "read the brief",
+		src.file("brief.txt", "text/plain", 6, strings.NewReader("brief\n")))
+	h.expect(`claude: ok: .*read the brief`)
+	th := threadRecord(t, h, "main")
+	if th.Worktree == "" {
+		t.Fatal("no worktree")
+	}
+	saved := filepath.Join(th.Worktree, attachDir, threadDirName(console.Thread("main").Key()), "brief.txt")
+	if _, err := os.Stat(saved); err != nil {
+		t.Errorf("the first message's attachment is not in the worktree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(h.workdir, attachDir)); err == nil {
+		t.Errorf("it went to the default working directory")
+	}
+}
