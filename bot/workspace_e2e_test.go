@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
 )
@@ -216,10 +217,17 @@ func TestWorktreeNewKeepsUnpushedBranch(t *testing.T) {
 // TestWorktreeStaleCleaned: a thread idle past CLAUDEOPS_WORKTREE_TTL loses
 // its worktree; its unpushed work is kept on its branch and it is told.
 func TestWorktreeStaleCleaned(t *testing.T) {
+	homes := filepath.Join(t.TempDir(), "claude-homes")
 	h, _, wsDir := wsHarness(t, func(c *Config) {
 		c.Workspace.TTL = 2 * time.Second
 		c.Workspace.Sweep = 200 * time.Millisecond
+		if sb, ok := c.Runner.(claudeproc.Sandbox); ok { // CLAUDEOPS_TEST_RUNNER=sandbox
+			homes = sb.HomeBase
+			return
+		}
+		c.Runner = claudeproc.Local{HomeBase: homes}
 	})
+	home := claudeproc.HomeIn(homes, claudeproc.Session{Thread: "console/console/main"})
 	h.say("run echo stale >> notes.txt")
 	id := h.expect(`\? approval (\w+): Bash`)[1]
 	h.say("allow " + id)
@@ -236,6 +244,9 @@ func TestWorktreeStaleCleaned(t *testing.T) {
 	if th := threadRecord(t, h, "main"); th.Worktree != "" {
 		t.Errorf("the thread still names a worktree: %+v", th)
 	}
+	// Its conversation cannot be resumed in another worktree: the CLI's
+	// home for it goes too (a scheduled run's thread would leave one).
+	waitFor(t, "the thread's CLI home removed", func() bool { _, err := os.Stat(home); return os.IsNotExist(err) })
 }
 
 // TestScheduledRunPushes: a schedule added with --push commits and pushes

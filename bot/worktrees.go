@@ -43,6 +43,12 @@ func (w *worker) reclaimIdle(ctx context.Context) {
 	}
 	w.stop("")
 	w.releaseWorktree(ctx, "This thread was idle for "+formatLimit(ttl))
+	if w.thread.Worktree == "" {
+		// The CLI keeps sessions by directory: the next worktree starts a
+		// fresh conversation, so what the CLI kept for this one goes too
+		// (every scheduled run's thread would otherwise leave a home).
+		w.removeHome(ctx)
+	}
 }
 
 // runBranch names the scheduled run's branch in its record and, for a
