@@ -28,6 +28,22 @@ import (
 // /healthz and /readyz as an orchestrator reads them, after real turns
 // with the real CLI, while the platform goes away and comes back.
 
+// readyDoc is /readyz's body as a client reads it.
+type readyDoc struct {
+	Ready    *bool    `json:"ready"`
+	Reasons  []string `json:"reasons"`
+	Adapters []struct {
+		Name, State, Via string
+		LastError        string `json:"last_error"`
+	} `json:"adapters"`
+	Database struct{ Writable bool } `json:"database"`
+	CLI      struct {
+		Found                bool
+		Path, Version, Level string
+	} `json:"cli"`
+	Sessions struct{ Live, Queued int } `json:"sessions"`
+}
+
 // opsView reads a running bot's endpoints and keeps every body it got,
 // for the secrets check at the end.
 type opsView struct {

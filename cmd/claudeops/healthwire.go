@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/health"
 )
 
 // newHealth makes the endpoints' view of the built app: its adapters, the
 // bot's sessions, the store, the runner's CLI.
-func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health {
-	var conns []connAdapter
+func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health.Health {
+	var conns []health.Conn
 	if a.con != nil {
 		conns = append(conns, a.con)
 	}
@@ -22,7 +23,7 @@ func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health {
 	if a.mx != nil {
 		conns = append(conns, a.mx)
 	}
-	hc := healthConfig{
+	hc := health.Config{
 		Version:  botVersion(),
 		Adapters: conns,
 		Sessions: a.b,
@@ -35,7 +36,7 @@ func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health {
 		// not by the minute, and a Pod may take a while to be scheduled.
 		hc.CLIRecheck, hc.CLICheckLimit = time.Hour, 2*time.Minute
 	}
-	return newHealth(hc)
+	return health.New(hc)
 }
 
 // healthSecrets are the values the endpoints never show: every secret of
@@ -53,39 +54,38 @@ func healthSecrets(cfg config) []string {
 
 // cliChecker checks the CLI sessions run: the configured one, or for the
 // docker runner the image's.
-func cliChecker(cfg config, runner claudeproc.Runner) func(context.Context) cliResult {
+func cliChecker(cfg config, runner claudeproc.Runner) func(context.Context) (claudeproc.VersionInfo, error) {
 	if d, ok := runner.(imageRunner); ok {
 		bin := cmp.Or(cfg.ClaudeBin, "claude")
-		return func(ctx context.Context) cliResult { return imageCLI(ctx, d, bin) }
+		return func(ctx context.Context) (claudeproc.VersionInfo, error) { return imageCLI(ctx, d, bin) }
 	}
-	return func(ctx context.Context) cliResult {
-		info, err := claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
-		return cliResult{info: info, err: err}
+	return func(ctx context.Context) (claudeproc.VersionInfo, error) {
+		return claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
 	}
 }
 
 // imageCLI is claudeproc.CheckVersion for the CLI in the docker runner's
 // image, with the same levels and errors (checkImageCLI's policy).
-func imageCLI(ctx context.Context, r imageRunner, bin string) cliResult {
+func imageCLI(ctx context.Context, r imageRunner, bin string) (claudeproc.VersionInfo, error) {
 	info := claudeproc.VersionInfo{Bin: bin + " (in the runner's image)"}
 	raw, err := r.CLIVersion(ctx, bin)
 	if err != nil {
 		info.Level = claudeproc.CompatNotFound
 		info.Message = fmt.Sprintf("claude CLI %s did not run: %v", info.Bin, err)
-		return cliResult{info: info, err: fmt.Errorf("%w: %v", claudeproc.ErrNotFound, err)}
+		return info, fmt.Errorf("%w: %v", claudeproc.ErrNotFound, err)
 	}
 	info.Raw = raw
 	v, err := claudeproc.ParseVersion(raw)
 	if err != nil {
 		info.Level = claudeproc.CompatDegraded
 		info.Message = fmt.Sprintf("claude CLI %s: cannot read its version (%v); continuing degraded", info.Bin, err)
-		return cliResult{info: info}
+		return info, nil
 	}
 	info.Version, info.Level = v, claudeproc.Classify(v)
 	if v.Compare(claudeproc.MinVersion) < 0 {
 		info.Message = fmt.Sprintf("claude CLI %s %s is older than the minimum supported %s", info.Bin, v, claudeproc.MinVersion)
-		return cliResult{info: info, err: fmt.Errorf("%w: %s < %s", claudeproc.ErrIncompatible, v, claudeproc.MinVersion)}
+		return info, fmt.Errorf("%w: %s < %s", claudeproc.ErrIncompatible, v, claudeproc.MinVersion)
 	}
 	info.Message = fmt.Sprintf("claude CLI %s %s (tested with %s)", info.Bin, v, claudeproc.TestedVersion)
-	return cliResult{info: info}
+	return info, nil
 }

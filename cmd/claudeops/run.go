@@ -19,6 +19,7 @@ import (
 	slackadapter "github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/health"
 	"github.com/claudeops/claudeops/metrics"
 	"github.com/claudeops/claudeops/scheduler"
 	"github.com/claudeops/claudeops/store"
@@ -93,7 +94,7 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 	if a == nil {
 		return code
 	}
-	a.health.seedCLI(cli) // /readyz starts from the start's check
+	a.health.SeedCLI(cli) // /readyz starts from the start's check
 	return a.run(ctx)
 }
 
@@ -106,8 +107,8 @@ type app struct {
 	con    *console.Adapter
 	sl     *slackadapter.Adapter
 	mx     *matrixadapter.Adapter
-	srv    *http.Server // nil without CLAUDEOPS_HTTP_ADDR
-	health *health      // /healthz, /readyz (health.go); nil without it
+	srv    *http.Server   // nil without CLAUDEOPS_HTTP_ADDR
+	health *health.Health // /healthz, /readyz (healthwire.go); nil without it
 	ln     net.Listener
 	stdout io.Writer
 	met    *metrics.Metrics // what /metrics shows (metrics.go)
@@ -222,7 +223,7 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 	a.b.SetScheduler(a.sch)
 	if cfg.HTTPAddr != "" {
 		a.health = a.newHealth(cfg, runner)
-		a.health.seedCLI(startCLI) // the image's CLI was just checked: no second probe
+		a.health.SeedCLI(startCLI) // the image's CLI was just checked: no second probe
 		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.sl, a.health, a.met.Handler()); err != nil {
 			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
 			return exitFailure
@@ -343,7 +344,7 @@ func (a *app) run(ctx context.Context) int {
 // the order.
 func (a *app) shutdown(stages ...*stage) {
 	a.log.Info("shutting down")
-	a.health.beginShutdown() // /healthz and /readyz answer 503
+	a.health.BeginShutdown() // /healthz and /readyz answer 503
 	for _, s := range stages {
 		a.log.Info("shutdown: stopping " + s.name)
 		s.stop()
@@ -419,13 +420,13 @@ func newMatrix(cfg config, st *store.Store, mayInvite func(string) bool, log *sl
 
 // newHTTP makes the server for Slack's HTTP mode at /slack/events and the
 // operational endpoints (/healthz, /readyz, /metrics), listening on addr.
-func newHTTP(addr string, sl *slackadapter.Adapter, h *health, metricsH http.Handler) (*http.Server, net.Listener, error) {
+func newHTTP(addr string, sl *slackadapter.Adapter, h *health.Health, metricsH http.Handler) (*http.Server, net.Listener, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metricsH)
 	if sl != nil {
 		mux.Handle("POST /slack/events", sl.HTTPHandler())
 	}
-	h.register(mux)
+	h.Register(mux)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, err

@@ -108,12 +108,11 @@ type imageRunner interface {
 // (imageCLI's levels): missing or too old stops the bot, newer than tested
 // warns. It returns the check, for /readyz to start from.
 func checkImageCLI(ctx context.Context, r imageRunner, bin string) (claudeproc.VersionInfo, error) {
-	res := imageCLI(ctx, r, bin)
-	info := res.info
+	info, err := imageCLI(ctx, r, bin)
 	switch {
-	case errors.Is(res.err, claudeproc.ErrNotFound):
+	case errors.Is(err, claudeproc.ErrNotFound):
 		return info, fmt.Errorf("%s (CLAUDEOPS_CLAUDE_BIN names the CLI in the image)", info.Message)
-	case res.err != nil:
+	case err != nil:
 		return info, fmt.Errorf("claude CLI %s in the image is older than the minimum supported %s", info.Version, claudeproc.MinVersion)
 	case info.Level == claudeproc.CompatDegraded:
 		slog.Warn("claude CLI in the image: cannot read its version; continuing degraded", "printed", info.Raw)

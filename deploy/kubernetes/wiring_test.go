@@ -190,7 +190,7 @@ func checkProbes(t *testing.T, c corev1.Container, env map[string]string) {
 			t.Errorf("%s probe asks port %s, the bot serves %s", pr.name, got, port)
 		}
 	}
-	// /readyz answers within 3 s whatever hangs (cmd/claudeops/health.go).
+	// /readyz answers within 3 s whatever hangs (health/ready.go).
 	if c.ReadinessProbe != nil && c.ReadinessProbe.TimeoutSeconds < 3 {
 		t.Errorf("readiness probe timeout %ds: /readyz may take 3 s", c.ReadinessProbe.TimeoutSeconds)
 	}

@@ -1,4 +1,4 @@
-package main
+package health
 
 import (
 	"context"
@@ -86,12 +86,12 @@ func get(t *testing.T, srv *httptest.Server, path string) (int, []byte) {
 	return resp.StatusCode, body
 }
 
-func serve(t *testing.T, h *health) *httptest.Server {
+func serve(t *testing.T, h *Health) *httptest.Server {
 	mux := http.NewServeMux()
-	h.register(mux)
+	h.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	t.Cleanup(h.beginShutdown)
+	t.Cleanup(h.BeginShutdown)
 	return srv
 }
 
@@ -105,11 +105,18 @@ func openStore(t *testing.T) *store.Store {
 	return st
 }
 
-func cliAt(bin string) func(context.Context) cliResult {
-	return func(ctx context.Context) cliResult {
-		info, err := claudeproc.CheckVersion(ctx, bin)
-		return cliResult{info: info, err: err}
+func cliAt(bin string) func(context.Context) (claudeproc.VersionInfo, error) {
+	return func(ctx context.Context) (claudeproc.VersionInfo, error) { return claudeproc.CheckVersion(ctx, bin) }
+}
+
+// fakeCLI is a claude that prints version.
+func fakeCLI(t *testing.T, version string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\necho '"+version+" (Claude Code)'\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	return p
 }
 
 // TestReadyz: the verdict, its reasons and the status code, for each way
@@ -118,14 +125,14 @@ func TestReadyz(t *testing.T) {
 	tested := claudeproc.TestedVersion.String()
 	tests := []struct {
 		name     string
-		adapters []connAdapter
-		db       func(t *testing.T) writeProber
+		adapters []Conn
+		db       func(t *testing.T) WriteProber
 		cli      func(t *testing.T) string
 		ready    bool
 		reasons  []string // each in some reason, in order
 		check    func(t *testing.T, d readyDoc)
 	}{
-		{name: "all well", adapters: []connAdapter{connected("slack"), connected("matrix")}, ready: true,
+		{name: "all well", adapters: []Conn{connected("slack"), connected("matrix")}, ready: true,
 			check: func(t *testing.T, d readyDoc) {
 				if !d.Database.Writable || !d.CLI.Found || d.CLI.Version != tested || d.CLI.Level != claudeproc.CompatFull.String() {
 					t.Errorf("database %+v, cli %+v", d.Database, d.CLI)
@@ -140,7 +147,7 @@ func TestReadyz(t *testing.T) {
 					t.Errorf("cli %+v", d.CLI)
 				}
 			}},
-		{name: "adapters down", adapters: []connAdapter{connState("slack", adapters.Disconnected, "websocket: bad handshake"),
+		{name: "adapters down", adapters: []Conn{connState("slack", adapters.Disconnected, "websocket: bad handshake"),
 			connected("console"), connState("matrix", adapters.Connecting, "")},
 			reasons: []string{"slack adapter disconnected since ", "websocket: bad handshake", "matrix adapter connecting since "},
 			check: func(t *testing.T, d readyDoc) {
@@ -148,7 +155,7 @@ func TestReadyz(t *testing.T) {
 					t.Errorf("reasons %q, adapters %+v", d.Reasons, d.Adapters)
 				}
 			}},
-		{name: "closed database", db: func(t *testing.T) writeProber {
+		{name: "closed database", db: func(t *testing.T) WriteProber {
 			st := openStore(t)
 			st.Close()
 			return st
@@ -165,8 +172,8 @@ func TestReadyz(t *testing.T) {
 					t.Errorf("cli %+v", d.CLI)
 				}
 			}},
-		{name: "everything at once", adapters: []connAdapter{connState("slack", adapters.Disconnected, "gone")},
-			db: func(t *testing.T) writeProber {
+		{name: "everything at once", adapters: []Conn{connState("slack", adapters.Disconnected, "gone")},
+			db: func(t *testing.T) WriteProber {
 				st := openStore(t)
 				st.Close()
 				return st
@@ -177,9 +184,9 @@ func TestReadyz(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			conns := tt.adapters
 			if conns == nil {
-				conns = []connAdapter{connected("console")}
+				conns = []Conn{connected("console")}
 			}
-			var db writeProber
+			var db WriteProber
 			if tt.db != nil {
 				db = tt.db(t)
 			} else {
@@ -189,7 +196,7 @@ func TestReadyz(t *testing.T) {
 			if tt.cli != nil {
 				bin = tt.cli(t)
 			}
-			srv := serve(t, newHealth(healthConfig{Version: "v-test", Adapters: conns, Sessions: stubSessions{}, DB: db, CheckCLI: cliAt(bin)}))
+			srv := serve(t, New(Config{Version: "v-test", Adapters: conns, Sessions: stubSessions{}, DB: db, CheckCLI: cliAt(bin)}))
 			code, body := get(t, srv, "/readyz")
 			var d readyDoc
 			if err := json.Unmarshal(body, &d); err != nil || d.Ready == nil {
@@ -237,7 +244,7 @@ func TestReadyzStuckDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	probes := &countingProber{st: st}
-	srv := serve(t, newHealth(healthConfig{Adapters: []connAdapter{connected("console")}, Sessions: stubSessions{},
+	srv := serve(t, New(Config{Adapters: []Conn{connected("console")}, Sessions: stubSessions{},
 		DB: probes, CheckCLI: cliAt(fakeCLI(t, claudeproc.TestedVersion.String()))}))
 	for range 2 {
 		start := time.Now()
@@ -278,13 +285,13 @@ func TestReadyzRechecksCLI(t *testing.T) {
 	}
 	var checks atomic.Int32
 	check := cliAt(bin)
-	h := newHealth(healthConfig{Adapters: []connAdapter{connected("console")}, Sessions: stubSessions{}, DB: openStore(t),
-		CheckCLI: func(ctx context.Context) cliResult { checks.Add(1); return check(ctx) }, Now: clock})
+	h := New(Config{Adapters: []Conn{connected("console")}, Sessions: stubSessions{}, DB: openStore(t),
+		CheckCLI: func(ctx context.Context) (claudeproc.VersionInfo, error) { checks.Add(1); return check(ctx) }, Now: clock})
 	info, err := claudeproc.CheckVersion(t.Context(), bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.seedCLI(info)
+	h.SeedCLI(info)
 	srv := serve(t, h)
 	status := func() (int, readyDoc) {
 		code, body := get(t, srv, "/readyz")
@@ -321,7 +328,7 @@ func TestReadyzRechecksCLI(t *testing.T) {
 // TestHealthzAndShutdown: /healthz says alive with the version and uptime;
 // once shutdown begins both endpoints answer 503 and say so.
 func TestHealthzAndShutdown(t *testing.T) {
-	h := newHealth(healthConfig{Version: "v1.2.3", Adapters: []connAdapter{connected("console")}, Sessions: stubSessions{},
+	h := New(Config{Version: "v1.2.3", Adapters: []Conn{connected("console")}, Sessions: stubSessions{},
 		DB: openStore(t), CheckCLI: cliAt(fakeCLI(t, claudeproc.TestedVersion.String()))})
 	srv := serve(t, h)
 	var alive struct {
@@ -336,7 +343,7 @@ func TestHealthzAndShutdown(t *testing.T) {
 	if code, body := get(t, srv, "/readyz"); code != http.StatusOK {
 		t.Errorf("/readyz before shutdown: %d %s", code, body)
 	}
-	h.beginShutdown()
+	h.BeginShutdown()
 	code, body = get(t, srv, "/healthz")
 	if err := json.Unmarshal(body, &alive); err != nil || code != http.StatusServiceUnavailable || alive.Status != "shutting down" {
 		t.Errorf("/healthz in shutdown: %d %s", code, body)
@@ -356,9 +363,8 @@ func TestReadyzShowsNoSecret(t *testing.T) {
 	leaky := stubConn{"slack", adapters.ConnStatus{State: adapters.Disconnected, Since: time.Now(),
 		LastError: "dial wss://x/?token=" + bot + "&app=" + app + " user:" + pw, LastErrorAt: time.Now()}}
 	db := failingProber{"unable to open " + dbPath + " with " + pw}
-	cfg := config{SlackBotToken: bot, SlackAppToken: app, MatrixPassword: pw, DB: dbPath}
-	srv := serve(t, newHealth(healthConfig{Adapters: []connAdapter{leaky}, Sessions: stubSessions{}, DB: db,
-		CheckCLI: cliAt(fakeCLI(t, claudeproc.TestedVersion.String())), Secrets: healthSecrets(cfg)}))
+	srv := serve(t, New(Config{Adapters: []Conn{leaky}, Sessions: stubSessions{}, DB: db,
+		CheckCLI: cliAt(fakeCLI(t, claudeproc.TestedVersion.String())), Secrets: []string{bot, app, pw, dbPath}}))
 	for _, path := range []string{"/readyz", "/healthz"} {
 		_, body := get(t, srv, path)
 		for _, s := range []string{bot, app, pw, dbPath, "secret", "hunter2"} {
