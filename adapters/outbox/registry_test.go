@@ -86,3 +86,37 @@ func TestRegistryBoundUnderChurn(t *testing.T) {
 		t.Error("the most recent entry was forgotten")
 	}
 }
+
+// BenchmarkRegistry: what an adapter pays to remember a message and to
+// look it up again, at the adapters' capacity (4,096): a new key (each
+// evicts the least recently used), a key already there, a hit; with and
+// without a TTL.
+func BenchmarkRegistry(b *testing.B) {
+	const capacity = 4096
+	keys := make([]string, 2*capacity)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("C0GENERAL1/1700000000.%06d", i)
+	}
+	ops := []struct {
+		name string
+		op   func(r *Registry[string, int], i int)
+	}{
+		{"put new", func(r *Registry[string, int], i int) { r.Put(keys[i%len(keys)], i) }},
+		{"put again", func(r *Registry[string, int], i int) { r.Put(keys[i%capacity], i) }},
+		{"get", func(r *Registry[string, int], i int) { r.Get(keys[i%capacity]) }},
+	}
+	for _, ttl := range []time.Duration{0, time.Hour} {
+		for _, o := range ops {
+			b.Run(fmt.Sprintf("ttl=%v/%s", ttl, o.name), func(b *testing.B) {
+				r := NewRegistry[string, int](capacity, ttl, nil)
+				for i := range capacity {
+					r.Put(keys[i], i)
+				}
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					o.op(r, i)
+				}
+			})
+		}
+	}
+}
