@@ -10,6 +10,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -32,6 +33,13 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		w.denyUnattended(ctx, cr)
 		return
 	}
+	ask := &thread.Ask{RequestID: cr.RequestID, Tool: c.ToolName, Question: question, Input: c.Input, Deadline: w.parkedDeadline()}
+	if w.parts.beforeAsk(ctx, ask); ask.Deny != "" {
+		if err := w.sess.deny(cr.RequestID, ask.Deny); err != nil {
+			log.Warn("answer can_use_tool", "err", err)
+		}
+		return
+	}
 	var qs []approvals.Question
 	if question {
 		var err error
@@ -45,7 +53,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	p := w.desk.add(approvals.Request{
 		RequestID: cr.RequestID, ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(),
 		Starter: w.thread.StartedBy, Tool: c.ToolName, Input: c.Input, ToolUseID: c.ToolUseID, Question: question,
-		ExpiresAt: w.parkedDeadline(),
+		ExpiresAt: ask.Deadline,
 	})
 	kind := "tool"
 	if question {
@@ -86,6 +94,8 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	if w.parked() {
 		w.notifyCreator(ctx, ps, p)
 	}
+	asked := thread.Asked{Num: ps.num, Tool: p.Tool, Question: p.Question, Expires: p.ExpiresAt}
+	each(w.parts, func(h thread.Asks) { h.Asked(ctx, asked) })
 	w.updateIdle()
 }
 
@@ -420,12 +430,24 @@ func (w *worker) onExpired(ctx context.Context, p approvals.Pending) {
 		w.expiredParked(ctx, p)
 		return
 	}
+	e := &thread.Expiry{Tool: p.Tool, Expires: p.ExpiresAt, Tell: "Nobody approved this in time; it expired.", Outcome: "Expired: nobody decided in time."}
+	each(w.parts, func(h thread.Asks) { h.Expired(ctx, e) })
 	if ps := w.desk.get(p.ID); ps != nil {
-		if err := w.sess.deny(ps.requestID, "Nobody approved this in time; it expired."); err != nil {
+		if err := w.sess.deny(ps.requestID, e.Tell); err != nil {
 			w.log.Debug("deny expired request", "err", err)
 		}
 	}
-	w.settleExpired(ctx, p, "Expired: nobody decided in time.")
+	w.settleExpired(ctx, p, e.Outcome)
+	if e.Notice != "" {
+		w.notice(ctx, e.Notice, false)
+	}
+}
+
+// cancelPrompts closes the thread's open prompts, saying why.
+func (w *worker) cancelPrompts(ctx context.Context, why string) {
+	for _, p := range w.desk.pending() {
+		w.cancelRequest(ctx, p.RequestID, why, "Cancelled: "+why+".")
+	}
 }
 
 // expireAll expires every request of the thread, saying outcome.

@@ -16,6 +16,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/outbox"
 	"github.com/claudeops/claudeops/approvals"
 	"github.com/claudeops/claudeops/bot/courier"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -66,6 +67,10 @@ type Config struct {
 	// Observer is told what sessions do, for metrics (observe.go);
 	// default: nobody.
 	Observer Observer
+
+	// Extensions are the features threads host (package thread), in the
+	// order their hooks run: cmd lists limits, workspaces, schedules.
+	Extensions []thread.Extension
 }
 
 func (c *Config) defaults() {
@@ -169,6 +174,9 @@ func New(cfg Config, st *store.Store) *Bot {
 		inner = claudeproc.Local{}
 	}
 	b.cfg.Runner = recordingRunner{inner: inner, store: st, log: b.log, now: b.now}
+	for _, e := range cfg.Extensions {
+		e.Init(host{b})
+	}
 	return b
 }
 
@@ -215,14 +223,21 @@ func (b *Bot) outbound(platform string) adapters.Adapter {
 func (b *Bot) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	sweep := time.NewTicker(b.cfg.Workspace.Sweep)
-	defer sweep.Stop()
+	sweepTick := time.NewTicker(b.cfg.Workspace.Sweep)
+	defer sweepTick.Stop()
+	var sweeps sync.WaitGroup
+	for _, e := range b.cfg.Extensions {
+		if s, ok := e.(thread.Sweeper); ok {
+			sweeps.Go(func() { sweep(ctx, s) })
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
+			sweeps.Wait()
 			b.shutdown()
 			return nil
-		case <-sweep.C:
+		case <-sweepTick.C:
 			b.sweepWorktrees(ctx)
 		case <-tick.C:
 			for _, p := range b.reg.Expire() {

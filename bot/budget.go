@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -95,7 +96,7 @@ func (l Limits) spentText(k budgetKind, s spendNow, run float64) string {
 // budget; it reports whether it did (the prompt then never reaches
 // Claude). A spend that cannot be read refuses too: a budget nobody can
 // check is not kept.
-func (w *worker) budgetGate(ctx context.Context, ev adapters.Event) bool {
+func (w *worker) budgetGate(ctx context.Context, p thread.Prompt) bool {
 	l := w.cfg.Limits
 	if l.ThreadUSD <= 0 && l.ChannelDayUSD <= 0 {
 		return false
@@ -112,14 +113,13 @@ func (w *worker) budgetGate(ctx context.Context, ev adapters.Event) bool {
 		return false
 	}
 	w.notice(ctx, "Not sent to Claude: "+why+".", true)
-	if scheduled := ev.Thread.Platform == ""; scheduled {
-		// The scheduler's own prompt (chat events always name a thread):
-		// the run ends here.
+	if p.Auto != "" {
+		// The scheduler's own prompt: the run ends here.
 		w.audit(ctx, "scheduler", "refused", "prompt", why, false)
 		w.finishRun(runOutcome{err: errors.New("not run: " + why)})
 		return true
 	}
-	w.audit(ctx, ev.User.ID, "refused", "prompt", why, false)
+	w.audit(ctx, p.User.ID, "refused", "prompt", why, false)
 	return true
 }
 

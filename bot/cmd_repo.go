@@ -100,28 +100,11 @@ func (w *worker) cmdDiff(ctx context.Context, _ adapters.Event, _ []string) {
 	}
 	head := "Branch " + codeSpan(wt.Branch) + " since " + shortCommit(wt.Base) + ": " + statText(st, 20)
 	name := strings.NewReplacer("/", "-").Replace(wt.Branch) + ".diff"
-	if err := w.postFile(ctx, adapters.OutFile{Name: name, Data: patch}); err != nil {
+	if err := w.face.PostFile(ctx, adapters.OutFile{Name: name, Data: patch}); err != nil {
 		w.reply(ctx, head+"\nThe diff could not be posted as a file: "+err.Error())
 		return
 	}
 	w.reply(ctx, head)
-}
-
-// postFile posts f into the thread through its courier lane, after what
-// the thread was shown before.
-func (w *worker) postFile(ctx context.Context, f adapters.OutFile) error {
-	if _, ok := w.opt.(adapters.FilePoster); !ok {
-		return fmt.Errorf("%s cannot post files", w.ref.Platform)
-	}
-	fp, ok := w.ad.(adapters.FilePoster)
-	if !ok {
-		return fmt.Errorf("%s cannot post files", w.ref.Platform)
-	}
-	if limit := fp.MaxFileBytes(ctx); int64(len(f.Data)) > limit {
-		return fmt.Errorf("%s is %d bytes, over %s's limit of %d", f.Name, len(f.Data), w.ref.Platform, limit)
-	}
-	_, err := fp.PostFile(ctx, w.ref, f)
-	return err
 }
 
 // cmdCommit commits the worktree; the rest of the line is the message.

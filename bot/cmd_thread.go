@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
 )
 
 // The commands about the thread's session: status, stop, new, mode,
@@ -33,19 +34,24 @@ func (w *worker) cmdStatus(ctx context.Context, ev adapters.Event, _ []string) {
 	if err != nil {
 		w.log.Error("thread usage", "err", err)
 	}
+	st := &thread.Status{Admin: w.isAdmin(ev.User.ID), ThreadSpent: u.CostUSD}
+	st.ThreadNote = budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD)
+	st.Spend = w.channelBudgetLines(ctx)
+	each(w.parts, func(p thread.Statuser) { p.Status(ctx, st) })
 	lines := []string{
 		"State: " + state,
 		"Model: " + model + " · Mode: " + mode,
 		fmt.Sprintf("Queued messages: %d · Open approvals: %d", len(w.queued), len(w.desk.pending())),
-		fmt.Sprintf("Cost so far: $%.4f over %s", u.CostUSD, turnsText(u)) + budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD),
+		fmt.Sprintf("Cost so far: $%.4f over %s", u.CostUSD, turnsText(u)) + st.ThreadNote,
 	}
-	lines = append(lines, w.channelBudgetLines(ctx)...)
+	lines = append(lines, st.Spend...)
 	lines = append(lines,
 		fmt.Sprintf("Live sessions: %d of %d · threads waiting: %d", w.slots.live(), w.cfg.MaxSessions, w.slots.queued()))
 	if w.thread.SessionID != "" {
 		lines = append(lines, "Session: "+w.thread.SessionID)
 	}
-	lines = append(lines, w.workspaceLines(ctx, w.isAdmin(ev.User.ID))...)
+	lines = append(lines, w.workspaceLines(ctx, st.Admin)...)
+	lines = append(lines, st.Tail...)
 	w.reply(ctx, strings.Join(lines, "\n"))
 }
 
@@ -64,9 +70,7 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 	}
 	// Pending approvals are cancelled by the CLI (control_cancel_request);
 	// close any it did not name.
-	for _, p := range w.desk.pending() {
-		w.cancelRequest(ctx, p.RequestID, "stopped by "+ev.User.ID, "Cancelled: stopped by "+ev.User.ID+".")
-	}
+	w.cancelPrompts(ctx, "stopped by "+ev.User.ID)
 	w.audit(ctx, ev.User.ID, "stop", "turn", "", true)
 	msg := "Stopping."
 	if n := len(res.Cancelled); n > 0 {
@@ -84,6 +88,7 @@ func (w *worker) cmdNew(ctx context.Context, ev adapters.Event, _ []string) {
 	w.audit(ctx, ev.User.ID, "new", "session", "", true)
 	w.reply(ctx, "Session ended. Your next message starts a fresh conversation.")
 	w.releaseWorktree(ctx, "This thread's session ended")
+	each(w.parts, func(p thread.Ender) { p.OnEnd(ctx) })
 }
 
 func (w *worker) cmdMode(ctx context.Context, ev adapters.Event, args []string) {
@@ -144,20 +149,27 @@ func (w *worker) cmdModel(ctx context.Context, ev adapters.Event, args []string)
 	w.reply(ctx, "Model: "+got+".")
 }
 
-func (w *worker) cmdCost(ctx context.Context, _ adapters.Event, _ []string) {
+func (w *worker) cmdCost(ctx context.Context, ev adapters.Event, _ []string) {
 	u, err := w.store.ThreadUsage(ctx, string(w.key))
 	if err != nil {
 		w.reply(ctx, "Could not read usage: "+err.Error())
 		return
 	}
-	now := w.now().UTC()
-	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	c, err := w.store.ChannelUsageSince(ctx, w.ref.ChannelKey(), day)
+	c, err := w.store.ChannelUsageSince(ctx, w.ref.ChannelKey(), dayStart(w.now()))
 	if err != nil {
 		w.reply(ctx, "Could not read usage: "+err.Error())
 		return
 	}
-	w.reply(ctx, fmt.Sprintf("This thread: $%.4f · %s · %d input / %d output tokens%s\nThis channel today (UTC): $%.4f · %s%s%s",
-		u.CostUSD, turnsText(u), u.InputTokens, u.OutputTokens, budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD),
-		c.CostUSD, turnsText(c), budgetLine(w.cfg.Limits.ChannelDayUSD, c.CostUSD), runBudgetLine(w.cfg.Limits)))
+	st := &thread.Status{Cost: true, Admin: w.isAdmin(ev.User.ID), ThreadSpent: u.CostUSD, ChannelSpent: c.CostUSD}
+	st.ThreadNote, st.ChannelNote = budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD), budgetLine(w.cfg.Limits.ChannelDayUSD, c.CostUSD)
+	if l := runBudgetLine(w.cfg.Limits); l != "" {
+		st.Tail = append(st.Tail, strings.TrimPrefix(l, "\n"))
+	}
+	each(w.parts, func(p thread.Statuser) { p.Status(ctx, st) })
+	text := fmt.Sprintf("This thread: $%.4f · %s · %d input / %d output tokens%s\nThis channel today (UTC): $%.4f · %s%s",
+		u.CostUSD, turnsText(u), u.InputTokens, u.OutputTokens, st.ThreadNote, c.CostUSD, turnsText(c), st.ChannelNote)
+	for _, l := range st.Tail {
+		text += "\n" + l
+	}
+	w.reply(ctx, text)
 }

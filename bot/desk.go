@@ -95,13 +95,17 @@ func (k *desk) track(p *approvals.Pending, call approvals.Call, shown *claudepro
 
 func (k *desk) get(id string) *promptState { return k.prompts[id] }
 
-func (k *desk) hasOpen() bool {
+func (k *desk) hasOpen() bool { return k.openCount() > 0 }
+
+// openCount is how many prompts wait for a person.
+func (k *desk) openCount() int {
+	n := 0
 	for _, p := range k.prompts {
 		if p.open {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
 
 // openPrompts are the thread's open prompts, oldest first.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -159,6 +160,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.view.closeTools(ctx, true, "interrupted")
 	w.view.footer(ctx, r, cost)
 	w.view.end()
+	end := &thread.TurnEnd{Result: r, Cost: cost, InputTokens: in, OutputTokens: out, Err: resultErr(r)}
 	w.afterSpend(ctx, cost)
 	// stopped says why a limit stopped the turn ("" if none did).
 	stopped := w.clock.grace // told already: the CLI may still report the cut turn as over its budget
@@ -177,11 +179,15 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 		// Unless people wrote in the thread while the run went on: the CLI
 		// holds their messages and answers them next.
 		if len(w.queued) == 0 || budgetExhausted(r) {
-			w.stop("")
+			end.Release = true
 		}
 	} else if budgetExhausted(r) {
 		// The process's cap is used up: it would refuse every turn. The
 		// next message (once a budget allows it) resumes with a new one.
+		end.Release = true
+	}
+	each(w.parts, func(h thread.TurnEnder) { h.AfterTurn(ctx, end) })
+	if end.Release {
 		w.stop("")
 	}
 	if !w.view.hasTools() {
@@ -190,6 +196,18 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.thread.State = "idle"
 	w.saveThread(ctx)
 	w.updateIdle()
+}
+
+// resultErr is why the turn of r did not succeed (nil: it did).
+func resultErr(r *claudeproc.Result) error {
+	if !r.IsError {
+		return nil
+	}
+	msg := strings.Join(r.Errors, "; ")
+	if msg == "" {
+		msg = r.Result
+	}
+	return fmt.Errorf("%s: %s", r.Subtype, msg)
 }
 
 // resumeFailed: the stored session is gone (its files were removed, or it
@@ -271,6 +289,7 @@ func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason
 	w.thread.State = "idle"
 	w.saveThread(ctx)
 	w.finishRun(runOutcome{err: errors.New("Claude Code stopped: " + info.Reason)})
+	each(w.parts, func(h thread.Exiter) { h.OnExit(ctx, info.Reason) })
 	w.log.Info("claude stopped", "reason", info.Reason)
 	w.updateIdle()
 }

@@ -96,8 +96,6 @@ func (w *worker) interruptTurn(ctx context.Context, why string) {
 		w.stop(why)
 		return
 	}
-	for _, p := range w.desk.pending() {
-		w.cancelRequest(ctx, p.RequestID, why, "Cancelled: "+why+".")
-	}
+	w.cancelPrompts(ctx, why)
 	w.clock.graceFor(w.view.turn, why, w.cfg.StopGrace)
 }

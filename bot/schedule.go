@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -101,7 +102,8 @@ func (w *worker) startScheduled(ctx context.Context, run *scheduledRun) {
 	w.thread.Model, w.thread.Cwd = s.Model, s.Cwd
 	w.saveThread(ctx)
 	w.schedRun = run
-	w.prompt(ctx, adapters.Event{User: adapters.User{ID: s.CreatedBy}}, s.Prompt)
+	_ = w.prompt(ctx, promptIn{Prompt: thread.Prompt{Text: s.Prompt, User: adapters.User{ID: s.CreatedBy}, Auto: "scheduler",
+		Header: scheduleHeader(s.ID, s.CreatedBy)}})
 	if w.view.turn == nil && w.schedRun != nil {
 		// The prompt could not be sent (the notice says why).
 		w.finishRun(runOutcome{err: errors.New("the prompt could not be sent to Claude")})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/mcptools"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -70,6 +71,8 @@ type session struct {
 	evict func()
 	// budget is the --max-budget-usd of a process starting now (budget.go).
 	budget func() (budgetCap, bool)
+	// launch runs the thread's Launcher hooks on a process about to start.
+	launch func(*thread.Launch)
 
 	proc   process
 	events <-chan claudeproc.Event
@@ -137,6 +140,11 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 		if c, capped = s.budget(); capped {
 			o.ExtraArgs = append(o.ExtraArgs, capArgs(c)...)
 		}
+	}
+	if s.launch != nil {
+		l := thread.Launch{Dir: o.Dir, Resume: o.Resume != ""}
+		s.launch(&l)
+		o.ExtraArgs = append(o.ExtraArgs, l.ExtraArgs...)
 	}
 	p, err := s.start(life, o)
 	if err != nil {

@@ -26,6 +26,8 @@ type view struct {
 	first *firstTexts
 
 	turn *turn
+	// seq numbers the turns the view began (thread.State.Turn).
+	seq int
 	// tools are the lines of tools shown running or waiting for a
 	// decision, by tool_use id. They belong to the view, not the turn: a
 	// background subagent's tools outlive the turn that started it.
@@ -51,6 +53,8 @@ func newView(d deps) view {
 type turn struct {
 	prompt  string
 	started time.Time
+	// no is the turn's number in the view (seq).
+	no int
 	// storeID is the worker's record of the turn (0: none yet).
 	storeID int64
 	// asked is when the person's message that began the turn reached the
@@ -117,6 +121,14 @@ func (l *liveText) appendDelta(index int, s string) {
 // running: a turn is shown as running.
 func (v *view) running() bool { return v.turn != nil }
 
+// turnNo is the running turn's number, 0 when none runs.
+func (v *view) turnNo() int {
+	if v.turn == nil {
+		return 0
+	}
+	return v.turn.no
+}
+
 // hasTools: some tool line is shown running (or waiting for a decision).
 func (v *view) hasTools() bool { return len(v.tools) > 0 }
 
@@ -124,7 +136,9 @@ func (v *view) hasTools() bool { return len(v.tools) > 0 }
 func (v *view) begin(prompt string) {
 	v.setStatus("is thinking…")
 	v.tag.set(0)
+	v.seq++
 	v.turn = &turn{
+		no:      v.seq,
 		prompt:  prompt,
 		started: v.now(),
 		texts:   make(map[string]*liveText),

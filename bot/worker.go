@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
 	"github.com/claudeops/claudeops/bot/mcptools"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -25,6 +27,7 @@ const (
 	inRules                      // the channel's deny rules changed
 	inBudget                     // another thread spent the channel's budget
 	inReclaim                    // the thread's worktree has been idle past its TTL
+	inPosted                     // a message for the thread's extension parts
 )
 
 type input struct {
@@ -32,6 +35,7 @@ type input struct {
 	ev      adapters.Event
 	pending approvals.Pending
 	run     *scheduledRun
+	msg     any       // inPosted: for the parts' Receive
 	at      time.Time // when it was queued (toWorker)
 }
 
@@ -85,6 +89,17 @@ type worker struct {
 	// by user and reason (unverified.go).
 	toldUnverified map[string]bool
 
+	// parts are the extensions' parts in this thread, attached as the
+	// worker starts, and face what they see of it (face.go); posted is
+	// what they posted for themselves.
+	parts  hooks
+	face   *face
+	posted *posted
+	// table is the thread's command table (commands.go).
+	table []thread.Command
+	// run is the unattended run the thread is doing (face.BeginRun).
+	autoRun *thread.Run
+
 	idleTimer *time.Timer
 }
 
@@ -98,9 +113,13 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		view:    newView(d),
 		desk:    newDesk(d),
 		queued:  make(map[string]*queuedPrompt),
+		posted:  newPosted(),
 	}
 	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) },
-		budget: func() (budgetCap, bool) { return w.processCap(context.Background()) }}
+		budget: func() (budgetCap, bool) { return w.processCap(context.Background()) },
+		launch: func(l *thread.Launch) {
+			each(w.parts, func(p thread.Launcher) { p.BeforeLaunch(context.Background(), l) })
+		}}
 	w.idle.Store(true)
 	return w
 }
@@ -121,6 +140,10 @@ func (w *worker) updateIdle() {
 func (w *worker) run(ctx context.Context) {
 	w.idleTimer = time.NewTimer(workerLinger)
 	defer w.idleTimer.Stop()
+	w.face = &face{host: host{w.b}, w: w}
+	w.parts = attach(w.b.cfg.Extensions, w.face)
+	w.table = w.commandTable()
+	defer w.posted.close()
 	// ctx ending means: stop. What is being handled when it ends (a result,
 	// its footer, the thread's record) still completes; the adapters and
 	// the store bound each call by their own timeouts.
@@ -142,6 +165,10 @@ func (w *worker) run(ctx context.Context) {
 		case in := <-w.mailbox:
 			w.pendingInputs.Add(-1)
 			w.handleInput(work, in)
+		case <-w.posted.ready:
+			for _, m := range w.posted.take() {
+				w.receive(work, m)
+			}
 		case ev, ok := <-w.sess.events:
 			if !ok {
 				w.sess.events = nil
@@ -165,6 +192,8 @@ func (w *worker) run(ctx context.Context) {
 			w.resetIdle()
 		}
 		w.syncClock()
+		s := w.state()
+		each(w.parts, func(p thread.Watcher) { p.Watch(work, s) })
 		if w.quiet() {
 			w.resetIdle()
 		}
@@ -211,9 +240,24 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		w.onChannelOverBudget(ctx)
 	case inReclaim:
 		w.reclaimIdle(ctx)
+	case inPosted:
+		w.receive(ctx, in.msg)
 	case inEvent:
 		w.arrived = in.at
 		w.onEvent(ctx, in.ev)
+	}
+}
+
+// receive hands a posted message to the parts (thread.Receiver).
+func (w *worker) receive(ctx context.Context, msg any) {
+	each(w.parts, func(r thread.Receiver) { r.Receive(ctx, msg) })
+}
+
+// state is the thread's state now, as its parts see it.
+func (w *worker) state() thread.State {
+	return thread.State{
+		Live: w.sess.live(), Turn: w.view.turnNo(), Queued: len(w.queued), Tools: w.view.hasTools(),
+		Prompts: w.desk.openCount(), Inputs: len(w.mailbox),
 	}
 }
 
@@ -287,32 +331,45 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	if w.quotaGate(ctx, ev, text) {
 		return
 	}
-	w.prompt(ctx, ev, text)
+	_ = w.prompt(ctx, promptIn{Prompt: thread.Prompt{Text: text, User: ev.User}, files: ev.Message.Files, key: keyOf(ev), at: w.arrived})
 }
 
-// prompt sends text to Claude, starting or resuming the session first.
-func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
-	header := senderHeader(ev.User)
-	if w.schedRun != nil && ev.Thread.Platform == "" {
-		// The scheduler's own event (chat events always name a thread).
-		header = scheduleHeader(w.schedRun.schedule.ID, w.schedRun.schedule.CreatedBy)
+// promptIn is a message on its way to Claude, with what the kernel keeps
+// of it: its files, the message it came from (none for a run's prompt),
+// and when a person's message reached the bot.
+type promptIn struct {
+	thread.Prompt
+	files []adapters.File
+	key   msgKey
+	at    time.Time
+}
+
+// errUnreachable: the prompt could not be written to claude.
+var errUnreachable = errors.New("Claude Code was not reachable")
+
+// prompt sends p to Claude, starting or resuming the session first. It
+// returns nil once claude has it, else why not (the thread was told).
+func (w *worker) prompt(ctx context.Context, p promptIn) error {
+	header := p.Header
+	if header == "" {
+		header = senderHeader(p.User)
 	}
-	// A spent budget refuses before anything is fetched or started.
-	if w.budgetGate(ctx, ev) {
-		return
+	// A refusal comes before anything is fetched or started.
+	if err := w.gate(ctx, p.Prompt); err != nil {
+		return err
 	}
-	msg := claudeproc.UserMessage{Text: header + "\n" + text, UUID: newUUID()}
-	if ev.Message != nil && len(ev.Message.Files) > 0 {
+	msg := claudeproc.UserMessage{Text: header + "\n" + p.Text, UUID: newUUID()}
+	if len(p.files) > 0 {
 		// Fetched only now: the sender is allowed, the thread is known;
 		// and into the thread's worktree, made first on its first message.
 		if !w.sess.live() {
-			if err := w.ensureWorkspace(ctx); err != nil {
-				w.log.Error("prepare the workspace", "err", err)
+			if err := w.prepare(ctx); err != nil {
+				w.log.Error("prepare the session", "err", err)
 				w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
-				return
+				return err
 			}
 		}
-		msg = w.withFiles(ctx, msg, ev.Message.Files)
+		msg = w.withFiles(ctx, msg, p.files)
 	}
 	w.recap(ctx)
 	if err := w.ensureProcess(ctx); err != nil {
@@ -320,36 +377,65 @@ func (w *worker) prompt(ctx context.Context, ev adapters.Event, text string) {
 			w.log.Error("start claude", "err", err)
 			w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
 		}
-		return
+		return err
 	}
-	qp := &queuedPrompt{msg: msg, text: text, user: ev.User, key: keyOf(ev)}
-	if ev.Message != nil { // a person's, not a scheduled run's
-		qp.at = w.arrived
+	return w.send(ctx, &queuedPrompt{msg: msg, text: p.Text, user: p.User, key: p.key, at: p.at})
+}
+
+// gate asks the PromptGates about p: a refusal is told and audited.
+func (w *worker) gate(ctx context.Context, p thread.Prompt) error {
+	if w.budgetGate(ctx, p) {
+		return &thread.Refused{Why: "a budget is spent"}
 	}
+	err := w.parts.beforePrompt(ctx, p)
+	if err == nil {
+		return nil
+	}
+	why, actor := err.Error(), p.User.ID
+	if p.Auto != "" {
+		actor = p.Auto
+	}
+	w.notice(ctx, "Not sent to Claude: "+why+".", true)
+	w.audit(ctx, actor, "refused", "prompt", why, false)
+	return &thread.Refused{Why: why}
+}
+
+// send writes qp to the live claude: as the turn's prompt, or queued
+// behind the running turn.
+func (w *worker) send(ctx context.Context, qp *queuedPrompt) error {
+	defer w.updateIdle()
 	queued := w.view.running() || len(w.queued) > 0
 	if queued {
 		// The CLI queues it (or injects it into a running tool step); the
 		// user sees it queued, then taken up (command_lifecycle). Messages
 		// the CLI still holds mean it is busy even between a turn's result
 		// and its taking them up: this one waits behind them.
-		w.queued[msg.UUID] = qp
+		w.queued[qp.msg.UUID] = qp
 	} else {
 		w.view.begin(qp.text)
 		w.view.asked(qp.at)
 		w.sess.sent(qp)
 	}
-	if err := w.sess.proc.Send(msg); err != nil {
+	if err := w.sess.proc.Send(qp.msg); err != nil {
 		w.log.Warn("send to claude failed", "err", err)
-		delete(w.queued, msg.UUID)
+		delete(w.queued, qp.msg.UUID)
 		w.view.turn = nil
 		w.notice(ctx, "Claude Code was not reachable; send your message again.", true)
-	} else {
-		w.handedOver = true
-		if !queued {
-			w.awaitingTurn = append(w.awaitingTurn, qp.key)
-		}
+		return errUnreachable
 	}
-	w.updateIdle()
+	w.handedOver = true
+	if !queued {
+		w.awaitingTurn = append(w.awaitingTurn, qp.key)
+	}
+	return nil
+}
+
+// prepare readies the thread for its session to start (thread.Preparer).
+func (w *worker) prepare(ctx context.Context) error {
+	if err := w.ensureWorkspace(ctx); err != nil {
+		return err
+	}
+	return w.parts.prepare(ctx)
 }
 
 // ensureProcess starts (or resumes) the thread's claude process.
@@ -358,7 +444,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 		w.slots.setBusy(string(w.key), true)
 		return nil
 	}
-	if err := w.ensureWorkspace(ctx); err != nil {
+	if err := w.prepare(ctx); err != nil {
 		return err
 	}
 	// Waiting for a slot, and starting claude, end with the bot.

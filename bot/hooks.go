@@ -1,0 +1,72 @@
+package bot
+
+import (
+	"context"
+
+	"github.com/claudeops/claudeops/bot/thread"
+)
+
+// hooks are a thread's extension parts (thread.Extension.Attach), in the
+// order of Config.Extensions; the kernel calls their hooks through these,
+// at the points package thread orders.
+type hooks []any
+
+// attach makes the parts of the thread t.
+func attach(exts []thread.Extension, t thread.Thread) hooks {
+	var h hooks
+	for _, e := range exts {
+		if p := e.Attach(t); p != nil {
+			h = append(h, p)
+		}
+	}
+	return h
+}
+
+// each calls f with every part that is a T, in order.
+func each[T any](h hooks, f func(T)) {
+	for _, p := range h {
+		if t, ok := p.(T); ok {
+			f(t)
+		}
+	}
+}
+
+// beforePrompt is the first refusal of p, if any.
+func (h hooks) beforePrompt(ctx context.Context, p thread.Prompt) error {
+	for _, x := range h {
+		if g, ok := x.(thread.PromptGate); ok {
+			if err := g.BeforePrompt(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// prepare is the first error of the Preparers, if any.
+func (h hooks) prepare(ctx context.Context) error {
+	for _, x := range h {
+		if p, ok := x.(thread.Preparer); ok {
+			if err := p.Prepare(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// beforeAsk asks the parts about a; the first denial stands.
+func (h hooks) beforeAsk(ctx context.Context, a *thread.Ask) {
+	for _, x := range h {
+		if p, ok := x.(thread.Asks); ok && a.Deny == "" {
+			p.BeforeAsk(ctx, a)
+		}
+	}
+}
+
+// commands are the rows the parts contribute, each part's in one block.
+func (h hooks) commands() [][]thread.Command {
+	var blocks [][]thread.Command
+	each(h, func(c thread.Commander) { blocks = append(blocks, c.Commands()) })
+	return blocks
+}

@@ -1,0 +1,52 @@
+package thread
+
+import (
+	"context"
+
+	"github.com/claudeops/claudeops/adapters"
+)
+
+// Command is one row of the command table: one word of the chat surface.
+// A message whose first word is a command word is a command: when the rest
+// does not fit, its usage goes back and nothing reaches Claude. The table
+// both dispatches commands and makes `help`.
+type Command struct {
+	Name string
+	Who  Access
+	// Usage are the command's forms; help shows them all (to those who
+	// may not use an Admins command's changing forms, its bare name).
+	Usage []string
+	Help  string
+	// Min and Max say how many words may follow (Max -1: any); Valid,
+	// when set, says whether they fit.
+	Min, Max int
+	Valid    func(args []string) bool
+	// Reread, when set, makes the arguments again from the whole text.
+	Reread func(text string, args []string) []string
+	// Run runs the command with its arguments. Line, set instead, takes
+	// the rest of the line as it is: the command is its word followed by
+	// a space or the end, and parses the rest itself.
+	Run  func(ctx context.Context, ev adapters.Event, args []string)
+	Line func(ctx context.Context, ev adapters.Event, rest string)
+	// After places the row, and the rows that follow it in the same
+	// Commands, after the row of that name (at the end when none is).
+	After string
+}
+
+// Access says who may run a command's forms.
+type Access int
+
+const (
+	// Anyone: every allowed user.
+	Anyone Access = iota
+	// Starter: the forms that change the thread (any with arguments, or
+	// every form of a command that takes none) are for the thread's
+	// starter and admins; the kernel checks before the command runs.
+	Starter
+	// Admins: the forms that change the channel are for admins; the
+	// command checks, and tells others so.
+	Admins
+	// Creator: changes to a schedule are for its creator and admins; the
+	// command checks.
+	Creator
+)

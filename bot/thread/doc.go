@@ -1,0 +1,70 @@
+// Package thread is the face the bot's kernel (package bot) shows its
+// extensions: what a feature such as workspaces, limits or schedules may
+// ask of one chat thread, and the hooks the kernel calls around the
+// thread's life.
+//
+// The kernel owns every thread: one worker goroutine runs the thread's
+// session (its claude process), its view and its prompt desk, and is the
+// only writer of the thread's record. An extension never sees the worker.
+// cmd builds each extension and hands the list to the bot
+// (bot.Config.Extensions); the bot calls Init once with its Host, and
+// Attach on each thread's worker as the worker starts: the value Attach
+// returns is the extension's part in that thread. The kernel finds a
+// part's hooks by type assertion (each hook is an optional interface of
+// this package) and calls them on the thread's worker goroutine, one at a
+// time, so a part keeps its thread's state without locks. A part lives as
+// long as the worker: a thread with nothing to do and no process lets its
+// worker go, and its parts with it.
+//
+// An extension asks, it does not reach in: it reads a copy of the record
+// (Thread.Record) and changes it by intent (SetWorkspace, BeginRun,
+// RemoveHome); it says things through the thread (Reply, Notice, Tell,
+// Notify, PostFile) and records what people did (Audit); it reads the
+// store through Reader, never writing the kernel's tables. Extensions do
+// not import each other nor package bot: what one needs of another goes
+// through a value both see (Run, TurnEnd) or is connected by cmd.
+//
+// # Hooks, in the order the kernel calls them
+//
+// A message for Claude (a person's, or a run's: Thread.BeginRun):
+//
+//  1. PromptGate.BeforePrompt may refuse it; the kernel then tells the
+//     thread why and audits it, and nothing reaches Claude.
+//  2. Preparer.Prepare runs before a session starts (before attachments
+//     are fetched, before a slot is waited for): it may give the thread
+//     its workspace (the session's working directory) or refuse the
+//     start.
+//  3. Launcher.BeforeLaunch runs once the slot is taken, just before
+//     claude starts: it may add CLI arguments (a budget cap).
+//
+// While the turn runs:
+//
+//  4. Asks.BeforeAsk is told of each tool call no rule settled, before
+//     it is put before people: it may deny it (nobody is asked) or give
+//     its prompt a deadline. Asks.Asked follows once the prompt is shown,
+//     and Asks.Expired when nobody decided by the deadline.
+//  5. Watcher.Watch runs after everything the worker handles (an input,
+//     an event of the CLI, a posted message), with the thread's state.
+//
+// When the turn ends with a result, TurnEnder.AfterTurn runs for each
+// part in the order of bot.Config.Extensions, sharing one TurnEnd: each
+// reads what those before it wrote and adds its own (cmd lists limits,
+// workspaces, schedules: the spend and its stop, then the change summary
+// and a run's push, then the run's record). The kernel then stops the
+// session if one asked it to (TurnEnd.Release).
+//
+// When the thread's claude process ends (it crashed, was stopped, idled
+// out, or `new` ended it), Exiter.OnExit runs; when `new` ends the
+// thread's conversation for good, Ender.OnEnd runs after the thread was
+// told.
+//
+// On demand: Statuser.Status adds to what `status` and `cost` say;
+// Commander.Commands contributes rows to the one command table that
+// dispatches commands and makes `help`; Receiver.Receive takes what was
+// posted for the thread (Host.PostTo, Host.PostChannel, Thread.Post), on
+// its worker, in the order posted. Sweeper.Sweep, on the Extension itself,
+// runs periodically on the bot's own goroutine, for work across threads.
+//
+// Within one hook point, parts are called in the order of
+// bot.Config.Extensions.
+package thread

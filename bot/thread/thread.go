@@ -1,0 +1,191 @@
+package thread
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/store"
+)
+
+// Extension is a feature of threads. cmd builds it and lists it in
+// bot.Config.Extensions.
+type Extension interface {
+	// Name names the extension in logs; unique among the bot's.
+	Name() string
+	// Init is called once, by bot.New, before any thread runs: h is the
+	// bot's side of the face for the extension's whole life.
+	Init(h Host)
+	// Attach is called on a thread's worker goroutine as it starts: the
+	// value returned is the extension's part in that thread (nil: none),
+	// whose hooks the kernel calls. It must not block.
+	Attach(t Thread) any
+}
+
+// Host is what an extension may ask of the bot as a whole. Every method is
+// safe from any goroutine.
+type Host interface {
+	Now() time.Time
+	Log() *slog.Logger
+	// Store reads the bot's records.
+	Store() Reader
+	Settings() Settings
+	// IsAdmin: user is one of the bot's admins.
+	IsAdmin(user string) bool
+	// PostTo queues msg for the parts of thread key (Receiver), starting
+	// its worker if it has none; false when its mailbox is full or the
+	// bot is closing.
+	PostTo(key adapters.ThreadKey, msg any) bool
+	// PostChannel queues msg for the parts of the threads of a channel
+	// that have a worker now, but except.
+	PostChannel(channel string, except adapters.ThreadKey, msg any)
+	// OpenThread starts a thread in a channel of platform with head as
+	// its first message; ErrNoOpener when the platform cannot.
+	OpenThread(ctx context.Context, platform, channel string, head adapters.Message) (adapters.ThreadRef, error)
+}
+
+// ErrNoOpener: the platform cannot start a thread by itself.
+var ErrNoOpener = errors.New("the target platform cannot open a thread")
+
+// Thread is what an extension's part may ask of its thread. Its methods are
+// for the thread's worker goroutine (a hook), but Post, which any
+// goroutine may call.
+type Thread interface {
+	Host
+	Ref() adapters.ThreadRef
+	// Log is the thread's logger: its lines name the thread and the
+	// running turn.
+	Log() *slog.Logger
+	// Record is a copy of the thread's record, read from the store the
+	// first time (a thread not stored yet has no starter).
+	Record() store.Thread
+	// Run is the unattended run the thread is doing, if any (BeginRun).
+	Run() (Run, bool)
+	// State is the thread's state now.
+	State() State
+	// Dir is the session's working directory: the thread's worktree,
+	// else the channel's directory, else the bot's default.
+	Dir(ctx context.Context) string
+
+	// Reply says text in the thread; Notice says it as an error when
+	// isErr; Tell says it to one user, privately where the platform can.
+	Reply(ctx context.Context, text string)
+	Notice(ctx context.Context, text string, isErr bool)
+	Tell(ctx context.Context, u adapters.User, text string)
+	// Notify says text in the thread so that u is notified (a live
+	// mention); an error when the platform cannot.
+	Notify(ctx context.Context, u adapters.User, text string) error
+	// PostFile posts f in the thread, after what the thread was shown.
+	PostFile(ctx context.Context, f adapters.OutFile) error
+	// Audit records what user did, or was refused, in the thread.
+	Audit(ctx context.Context, user, action, target, detail string, allowed bool)
+	// MayChange: user is the thread's starter or an admin; RefuseChange
+	// tells user that what they tried is theirs, and audits it.
+	MayChange(user string) bool
+	RefuseChange(ctx context.Context, u adapters.User, what string)
+
+	// Interrupt interrupts the running turn (queued messages dropped),
+	// bounded by ctx; open prompts stay for CancelPrompts or the CLI.
+	Interrupt(ctx context.Context) error
+	// CancelPrompts closes the thread's open prompts, saying why.
+	CancelPrompts(ctx context.Context, why string)
+	// Stop ends the thread's claude process (if any), expiring its
+	// prompts; why, when set, is told.
+	Stop(why string)
+	// Post queues msg for the thread's parts (Receiver), after what is
+	// posted already; it never blocks, and reports false once the
+	// thread's worker is gone. For a part's own timers and follow-ups.
+	Post(msg any) bool
+
+	// SetWorkspace makes ws the thread's workspace (Path "": removed). A
+	// conversation belongs to the directory it ran in: a new worktree
+	// starts a fresh one.
+	SetWorkspace(ctx context.Context, ws Workspace)
+	// RemoveHome removes what the CLI kept of the thread's conversation,
+	// which cannot be resumed any more (its directory is gone); nothing
+	// while a process runs.
+	RemoveHome(ctx context.Context)
+	// BeginRun makes the thread do r: its record takes r's model and
+	// directory (a new thread's starter is r's creator), and p goes to
+	// Claude. An error says why it did not (a *Refused when a
+	// PromptGate refused it). The run lasts until EndRun.
+	BeginRun(ctx context.Context, r Run, p Prompt) error
+	EndRun()
+}
+
+// Reader is the store's queries an extension may make; *store.Store is it.
+type Reader interface {
+	GetChannel(ctx context.Context, key string) (store.Channel, bool, error)
+	IdleWorktrees(ctx context.Context, idleBefore time.Time) ([]store.Thread, error)
+	ThreadUsage(ctx context.Context, threadKey string) (store.Usage, error)
+	ChannelUsageSince(ctx context.Context, channelKey string, since time.Time) (store.Usage, error)
+	GetSchedule(ctx context.Context, id int64) (store.Schedule, bool, error)
+	ListSchedules(ctx context.Context) ([]store.Schedule, error)
+	Runs(ctx context.Context, scheduleID int64, limit int) ([]store.ScheduleRun, error)
+}
+
+// Settings are the bot's settings extensions rely on.
+type Settings struct {
+	// Workdir is the default working directory, absolute.
+	Workdir string
+	// ApprovalTimeout is how long a prompt waits for a person.
+	ApprovalTimeout time.Duration
+	// StopGrace bounds each step of stopping a claude process.
+	StopGrace time.Duration
+}
+
+// State is a thread's state at one moment.
+type State struct {
+	// Live: a claude process runs for the thread.
+	Live bool
+	// Turn numbers the running turn within the worker's life (0: none).
+	Turn int
+	// Queued counts messages sent while a turn ran, not taken up yet.
+	Queued int
+	// Tools: tool lines are shown running or waiting for a decision.
+	Tools bool
+	// Prompts counts the prompts waiting for a person.
+	Prompts int
+	// Inputs counts what waits in the thread's mailbox.
+	Inputs int
+}
+
+// Busy: a turn runs, messages wait for Claude, tools run or prompts wait.
+func (s State) Busy() bool { return s.Turn != 0 || s.Queued > 0 || s.Tools || s.Prompts > 0 }
+
+// Quiet: not busy, and nothing waits in the mailbox.
+func (s State) Quiet() bool { return !s.Busy() && s.Inputs == 0 }
+
+// Run is an unattended run of a stored prompt (a scheduled run), as the
+// extension that began it describes it to the others.
+type Run struct {
+	Schedule store.Schedule
+	Slot     time.Time
+}
+
+// Workspace is a thread's git worktree: the repository, the worktree's
+// path, its branch and the commit the branch started from.
+type Workspace struct {
+	Repo, Path, Branch, Base string
+}
+
+// Prompt is a message on its way to Claude.
+type Prompt struct {
+	// Text is what was written, without the line the bot puts first.
+	Text string
+	// User sent it; for a run's prompt, the user the run is for.
+	User adapters.User
+	// Auto names who sends an unattended prompt ("scheduler"): audits
+	// name it as the actor; "" for a person's message.
+	Auto string
+	// Header is the first line the bot writes for a run's prompt; ""
+	// for a person's message (the sender's header).
+	Header string
+}
+
+// Refused is why a PromptGate refused a prompt.
+type Refused struct{ Why string }
+
+func (r *Refused) Error() string { return r.Why }
