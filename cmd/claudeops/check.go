@@ -17,7 +17,6 @@ import (
 	"unicode"
 
 	"github.com/caarlos0/env/v11"
-	units "github.com/docker/go-units"
 )
 
 // The configuration is checked as a whole before anything starts: every
@@ -138,32 +137,11 @@ func (c *config) settingChecks() []problem {
 	}
 }
 
-// dockerChecks are the docker runner's settings where docker.Config.Check
-// (runner.validate) would take a 0 for its default: set to 0, they are a
-// mistake.
-func (c *config) dockerChecks() []problem {
-	if c.Runner.Kind != "docker" {
-		return nil
-	}
-	d := c.Runner.Docker
-	var out []problem
-	if d.CPUs == 0 {
-		out = append(out, problem{name: "CLAUDEOPS_RUNNER_CPUS", want: "want a number of CPUs above 0, such as 2 or 1.5"})
-	}
-	if d.Pids == 0 {
-		out = append(out, problem{name: "CLAUDEOPS_RUNNER_PIDS", want: "want a whole number, at least 32"})
-	}
-	if n, err := units.RAMInBytes(d.Memory); err == nil && n == 0 {
-		out = append(out, problem{name: "CLAUDEOPS_RUNNER_MEMORY", want: "want a size of at least 64m, such as 2g"})
-	}
-	return out
-}
-
-// checkSettings runs settingChecks, leaving out the variables whose value
+// keepUnfailed are the problems of ps but those of variables whose value
 // did not even parse (failed): their parse error says it already.
-func (c *config) checkSettings(failed map[string]bool) []problem {
+func keepUnfailed(ps []problem, failed map[string]bool) []problem {
 	var out []problem
-	for _, p := range append(c.settingChecks(), c.dockerChecks()...) {
+	for _, p := range ps {
 		if p.want != "" && !failed[p.name] {
 			out = append(out, p)
 		}
@@ -334,8 +312,9 @@ func userPatterns(name string, list []string) problem {
 }
 
 // parseProblems turns env's parse errors into problems naming the
-// variable, and returns the variables that failed.
-func parseProblems(err error) ([]problem, map[string]bool) {
+// variable, each once, and returns the variables that failed; m is the
+// environment parsed.
+func parseProblems(err error, m map[string]string) ([]problem, map[string]bool) {
 	failed := map[string]bool{}
 	var agg env.AggregateError
 	if !errors.As(err, &agg) {
@@ -347,12 +326,12 @@ func parseProblems(err error) ([]problem, map[string]bool) {
 		var fe env.LoadFileContentError
 		switch {
 		case errors.As(e, &pe):
-			name := envTag(reflect.TypeFor[config](), pe.Name)
-			if name == "" {
-				name = pe.Name
+			for _, name := range failedVars(pe, m) {
+				if !failed[name] {
+					failed[name] = true
+					out = append(out, problem{name: name, want: "want " + typeWant(pe.Type.String())})
+				}
 			}
-			failed[name] = true
-			out = append(out, problem{name: name, want: "want " + typeWant(pe.Type.String())})
 		case errors.As(e, &fe):
 			failed[fe.Key] = true
 			out = append(out, problem{name: fe.Key, want: fmt.Sprintf("cannot read the file: %v", fe.Err)})
@@ -361,6 +340,39 @@ func parseProblems(err error) ([]problem, map[string]bool) {
 		}
 	}
 	return out, failed
+}
+
+// failedVars are the variables whose value in m does not parse for pe's
+// field. env's error names the field only, and fields of one name may read
+// different variables (a package's Config beside another's) or one
+// variable be read by several (the runners' shared settings).
+func failedVars(pe env.ParseError, m map[string]string) []string {
+	var out []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			v, set := m[name]
+			switch {
+			case f.Type.Kind() == reflect.Struct && name == "":
+				walk(f.Type)
+			case f.Name == pe.Name && f.Type == pe.Type && set && !parsesAs(f.Type, v) && !slices.Contains(out, name):
+				out = append(out, name)
+			}
+		}
+	}
+	walk(reflect.TypeFor[config]())
+	if len(out) == 0 {
+		return []string{pe.Name}
+	}
+	return out
+}
+
+// parsesAs reports whether env takes v for a field of type t.
+func parsesAs(t reflect.Type, v string) bool {
+	one := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t, Tag: `env:"V"`}}))
+	return env.ParseWithOptions(one.Interface(), env.Options{Environment: map[string]string{"V": v}}) == nil
 }
 
 // typeWant says what a field's type takes, for an operator.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,14 +15,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claudeops/claudeops/claudeproc"
-	"github.com/claudeops/claudeops/internal/fspath"
 	"github.com/claudeops/claudeops/store"
 )
 
 // startChecks checks what a run needs of the host, changing nothing: the
 // platforms' settings that go together, the working directory, the state
 // directory and the database (writable, or creatable), the claude CLI (its
-// version too), and the sandbox's program. The lock is not taken here: a
+// version too), and what the runner in use needs (the sandbox's program). The lock is not taken here: a
 // start that fails its checks leaves the state untouched (startBot takes
 // it after). info is the CLI's version check, for the log.
 func startChecks(ctx context.Context, c config, consoleOnly bool) (bad []problem, info claudeproc.VersionInfo) {
@@ -37,8 +35,8 @@ func startChecks(ctx context.Context, c config, consoleOnly bool) (bad []problem
 	var cli problem
 	cli, info = checkCLI(ctx, c)
 	bad = append(bad, cli)
-	if c.Runner.Kind == "sandbox" {
-		bad = append(bad, sandboxChecks(c)...)
+	if k := c.Runner.inUse(); k != nil {
+		bad = append(bad, fromRunner(k.HostCheck(c.host(nil)))...)
 	}
 	out := bad[:0]
 	for _, p := range bad {
@@ -243,12 +241,11 @@ func writableFile(db, f string) problem {
 }
 
 // checkCLI runs the version check of the CLI sessions will run (not for
-// the docker and kubernetes runners: their CLI is the image's, checked
-// there at start). A
-// missing CLI calls for exit code 72, as the README promises.
+// a runner whose CLI is an image's: its Build checks that one). A missing
+// CLI calls for exit code 72, as the README promises.
 func checkCLI(ctx context.Context, c config) (problem, claudeproc.VersionInfo) {
 	p := problem{name: "CLAUDEOPS_CLAUDE_BIN", value: c.ClaudeBin}
-	if c.Runner.Kind == "docker" || c.Runner.Kind == "kubernetes" || c.ClaudeBin == "" {
+	if k := c.Runner.inUse(); k != nil && k.ImageCLI() || c.ClaudeBin == "" {
 		return p, claudeproc.VersionInfo{}
 	}
 	info, err := claudeproc.CheckVersion(ctx, c.ClaudeBin)
@@ -271,13 +268,21 @@ var modelCredentials = []string{
 	"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
 }
 
+// credentialSource is a runner that says whether its sessions
+// authenticate with the model's credentials from the bot's environment
+// (kubernetes.Settings: no, from the operator's Secret). A runner that
+// does not say does.
+type credentialSource interface {
+	EnvCredentials() bool
+}
+
 // credentialWarning says, when the sessions' claude will find no
 // credentials, which variables give it some; "" when one is set in env,
-// or for the kubernetes runner (its Pods get them from the operator's
-// Secret). Each thread's CLI has a home of its own, so a login stored by
-// `claude login` in the bot user's ~/.claude is never found.
+// or for a runner whose sessions take them elsewhere. Each thread's CLI
+// has a home of its own, so a login stored by `claude login` in the bot
+// user's ~/.claude is never found.
 func credentialWarning(c config, env map[string]string) string {
-	if c.Runner.Kind == "kubernetes" {
+	if s, ok := c.Runner.inUse().(credentialSource); ok && !s.EnvCredentials() {
 		return ""
 	}
 	for _, name := range modelCredentials {
@@ -289,23 +294,6 @@ func credentialWarning(c config, env map[string]string) string {
 		"Each thread's CLI keeps its state apart, so a login stored by `claude login` is not used: set " +
 		strings.Join(modelCredentials[:3], ", ") + " (made by `claude setup-token`), or a cloud provider's variables (" +
 		strings.Join(modelCredentials[3:], ", ") + ")"
-}
-
-func sandboxChecks(c config) []problem {
-	sc := c.Runner.Sandbox
-	p := problem{name: "CLAUDEOPS_SANDBOX_BWRAP", value: sc.Bwrap}
-	if _, err := exec.LookPath(sc.Bwrap); err != nil {
-		p.want = "not found: want the bubblewrap program (Debian: apt-get install bubblewrap)"
-	}
-	homes := sandbox(c).HomeBase
-	out := []problem{p, placeableDir("CLAUDEOPS_SANDBOX_HOMES", homes, homes)}
-	// The homes are the bot's own: no session may work where they lie
-	// (a working directory inside them the sandbox refuses itself).
-	if w := absPath(c.Workdir); fspath.Within(homes, w) {
-		out = append(out, problem{name: "CLAUDEOPS_SANDBOX_HOMES", value: homes,
-			want: fmt.Sprintf("lies inside CLAUDEOPS_WORKDIR %s: want a directory apart from where sessions work", w)})
-	}
-	return out
 }
 
 // unwrapPath drops the *PathError's repetition of the operation and path

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -78,8 +77,8 @@ type config struct {
 }
 
 // loadConfig parses the environment and checks what can be checked
-// without the host: each setting (check.go), the runner, the secrets'
-// files and the state's place. The error, a *configError, lists every
+// without the host: each setting (check.go), the secrets' files, the
+// state's place and the runner in use. The error, a *configError, lists every
 // problem at once; c is what could be parsed.
 func loadConfig(environ []string) (config, error) {
 	m := envMap(environ)
@@ -87,20 +86,17 @@ func loadConfig(environ []string) (config, error) {
 	var bad []problem
 	failed := map[string]bool{}
 	if err := env.ParseWithOptions(&c, env.Options{Environment: m}); err != nil {
-		bad, failed = parseProblems(err)
+		bad, failed = parseProblems(err, m)
 	}
-	bad = append(bad, c.checkSettings(failed)...)
+	bad = append(bad, keepUnfailed(c.settingChecks(), failed)...)
 	bad = append(bad, keepUnfailed(c.Limits.checks(), failed)...)
 	if c.Scheduler.MinInterval == 0 {
 		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
 	}
-	bad = append(bad, asProblems(c.Runner.validate())...)
-	c.Runner.noteSecretFiles(m)
 	bad = append(bad, asProblems(c.readSecretFiles(m))...)
 	bad = append(bad, asProblems(c.placeState(m))...)
 	bad = append(bad, c.placeWorkspaces(m)...)
-	bad = append(bad, kubernetesPlaces(c)...)
-	bad = append(bad, kubernetesCredentials(c, m)...)
+	bad = append(bad, keepUnfailed(c.Runner.check(c.host(nil)), failed)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}
 	}
@@ -126,23 +122,6 @@ func perUserCap(n int) int {
 		return -1
 	}
 	return n
-}
-
-// envTag finds the variable name of a field, in nested structs too.
-func envTag(t reflect.Type, field string) string {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == field {
-			name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-			return name
-		}
-		if f.Type.Kind() == reflect.Struct {
-			if name := envTag(f.Type, field); name != "" {
-				return name
-			}
-		}
-	}
-	return ""
 }
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3").

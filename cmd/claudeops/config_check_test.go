@@ -73,6 +73,9 @@ func TestSettingChecks(t *testing.T) {
 		}},
 		{"docker's zeros, another runner", []string{"CLAUDEOPS_RUNNER_CPUS=0", "CLAUDEOPS_RUNNER_PIDS=0"}, nil},
 		{"an unknown runner", []string{"CLAUDEOPS_RUNNER=kubernets"}, []string{`CLAUDEOPS_RUNNER must be local, sandbox, docker or kubernetes, got "kubernets"`}},
+		{"a setting two runners read that does not parse, once", []string{"CLAUDEOPS_RUNNER_CPUS=lots"}, []string{
+			"CLAUDEOPS_RUNNER_CPUS=lots: want a number such as 2 or 1.5",
+		}},
 		{"values that do not parse, once each", []string{"CLAUDEOPS_MAX_SESSIONS=zero", "CLAUDEOPS_IDLE_TIMEOUT=soon", "CLAUDEOPS_SLACK_STREAMING=maybe"}, []string{
 			"CLAUDEOPS_SLACK_STREAMING=maybe: want true or false",
 			"CLAUDEOPS_MAX_SESSIONS=zero: want a whole number",

@@ -70,10 +70,8 @@ func TestSandboxHomesApartFromWork(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, p := range sandboxChecks(c) {
-			if p.want != "" {
-				got = append(got, p.name+" "+p.want)
-			}
+		for _, p := range c.Runner.Sandbox.HostCheck(c.host(nil)) {
+			got = append(got, p.Var+" "+p.Want)
 		}
 		if bad := slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "inside CLAUDEOPS_WORKDIR") }); bad != tt.bad {
 			t.Errorf("homes %s: problems %q, want one about the working directory: %v", tt.homes, got, tt.bad)

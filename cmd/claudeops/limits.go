@@ -44,15 +44,3 @@ func (l limitsConfig) bot() bot.Limits {
 		ScheduleRunUSD: l.BudgetScheduleRun,
 	}
 }
-
-// keepUnfailed are the problems of ps but those of variables whose value
-// did not even parse (failed): their parse error says it already.
-func keepUnfailed(ps []problem, failed map[string]bool) []problem {
-	var out []problem
-	for _, p := range ps {
-		if p.want != "" && !failed[p.name] {
-			out = append(out, p)
-		}
-	}
-	return out
-}

@@ -13,19 +13,22 @@ func matrixFiles(cfg config) (cryptoDB, recoveryKey string) {
 	return base + ".matrix-crypto.db", base + ".matrix-recovery-key"
 }
 
-// ownFiles are the bot's own files, its state directory and the CLI homes
-// its runners keep (also where CLAUDEOPS_SANDBOX_HOMES puts them outside
-// the state directory), absolute, each also with its symlinks resolved
-// when that differs: no rule, grant or mode lets a tool call touch them
-// (approvals.Protected), and no channel's working directory may hold them
-// (the cwd command).
+// ownFiles are the bot's own files, its state directory and the
+// directories its runners own (the CLI homes, also where
+// CLAUDEOPS_SANDBOX_HOMES puts them outside the state directory),
+// absolute, each also with its symlinks resolved when that differs: no
+// rule, grant or mode lets a tool call touch them (approvals.Protected),
+// and no channel's working directory may hold them (the cwd command).
 func ownFiles(cfg config) []string {
 	crypto, key := matrixFiles(cfg)
 	var out []string
 	if cfg.StateDir != "" {
 		out = append(out, absPath(cfg.StateDir))
 	}
-	out = append(out, localHomes(cfg), sandboxHomes(cfg))
+	h, inUse := cfg.host(nil), cfg.Runner.inUse()
+	for _, k := range cfg.Runner.kinds() {
+		out = append(out, k.OwnDirs(h, k == inUse)...)
+	}
 	for _, f := range []string{cfg.DB, crypto} {
 		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 			out = append(out, absPath(f+suffix))

@@ -240,7 +240,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		Workdir:         cfg.Workdir,
 		AllowedUsers:    cfg.AllowedUsers,
 		Admins:          cfg.Admins,
-		ProtectedPaths:  slices.Concat(ownFiles(cfg), lockFiles(cfg), workspaceOwnDirs(cfg), kubernetesOwnDirs(cfg)),
+		ProtectedPaths:  slices.Concat(ownFiles(cfg), lockFiles(cfg), workspaceOwnDirs(cfg)),
 		MaxSessions:     cfg.MaxSessions,
 		IdleTimeout:     cfg.IdleTimeout,
 		ApprovalTimeout: cfg.ApprovalTimeout,

@@ -2,98 +2,153 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/claudeproc/docker"
+	"github.com/claudeops/claudeops/claudeproc/kubernetes"
 )
 
+// runnerKind is one runner's configuration, read from the environment by
+// its env tags (claudeproc.LocalSettings, docker.Settings, …). The one
+// whose Name CLAUDEOPS_RUNNER gives is in use; the others' settings are
+// read too (a value that does not parse is said at once), and their
+// directories stay the bot's.
+type runnerKind interface {
+	// Name is CLAUDEOPS_RUNNER's value that picks it.
+	Name() string
+	// Check lists what is wrong with the settings on h, all at once,
+	// changing nothing (at load, for the runner in use).
+	Check(h claudeproc.Host) []claudeproc.Problem
+	// HostCheck lists what the host lacks for the runner: programs,
+	// places (at start, for the runner in use; it changes nothing).
+	HostCheck(h claudeproc.Host) []claudeproc.Problem
+	// Build makes the runner and checks that sessions can run in it, and
+	// for a CLI in an image returns that CLI's check.
+	Build(ctx context.Context, h claudeproc.Host) (claudeproc.Runner, claudeproc.VersionInfo, error)
+	// OwnDirs are the directories it keeps that are the bot's own; inUse
+	// says whether it is the runner in use.
+	OwnDirs(h claudeproc.Host, inUse bool) []string
+	// ImageCLI reports whether the CLI sessions run is an image's, which
+	// Build checks, rather than the host's CLAUDEOPS_CLAUDE_BIN.
+	ImageCLI() bool
+}
+
 // runnerConfig picks where sessions' claude processes run
-// (CLAUDEOPS_RUNNER) and how.
+// (CLAUDEOPS_RUNNER) and holds every runner's settings. Adding a runner is
+// one field here.
 type runnerConfig struct {
-	Kind string `env:"CLAUDEOPS_RUNNER" envDefault:"local"`
-	// Sandbox holds the CLAUDEOPS_SANDBOX_* settings.
-	Sandbox sandboxConfig
-	// Docker holds the docker runner's CLAUDEOPS_RUNNER_* settings (the
-	// kubernetes runner's image, limits and user too).
-	Docker dockerConfig
-	// Kubernetes holds the CLAUDEOPS_KUBERNETES_* settings.
-	Kubernetes kubernetesConfig
-	// secretFiles are the files named by the <NAME>_FILE variables (set by
-	// noteSecretFiles): the sandbox hides them.
-	secretFiles []string
+	Kind       string `env:"CLAUDEOPS_RUNNER" envDefault:"local"`
+	Local      claudeproc.LocalSettings
+	Sandbox    claudeproc.SandboxSettings
+	Docker     docker.Settings
+	Kubernetes kubernetes.Settings
 }
 
-// sandboxConfig is the bubblewrap runner's (claudeproc.Sandbox).
-type sandboxConfig struct {
-	Bwrap string `env:"CLAUDEOPS_SANDBOX_BWRAP" envDefault:"bwrap"`
-	// Homes holds a home per thread; default: sandbox-homes in the state
-	// directory, else beside the database.
-	Homes string `env:"CLAUDEOPS_SANDBOX_HOMES"`
-	// Hide are more paths sessions must not see (an EnvironmentFile with
-	// secrets, ~/.ssh), besides the bot's state and secret files.
-	Hide []string `env:"CLAUDEOPS_SANDBOX_HIDE"`
-}
-
-// validate lists what is wrong, all at once.
-func (r runnerConfig) validate() []string {
-	switch r.Kind {
-	case "local", "sandbox":
-		return nil
-	case "docker":
-		_, bad := r.Docker.runnerConfig("")
-		return bad
-	case "kubernetes":
-		_, bad := r.kubernetesConfig("")
-		return bad
+// kinds are the runners: the fields of r that are one, in order (so that
+// the list cannot miss one).
+func (r *runnerConfig) kinds() []runnerKind {
+	v := reflect.ValueOf(r).Elem()
+	var out []runnerKind
+	for i := range v.NumField() {
+		if k, ok := v.Field(i).Addr().Interface().(runnerKind); ok {
+			out = append(out, k)
+		}
 	}
-	return []string{fmt.Sprintf("CLAUDEOPS_RUNNER must be local, sandbox, docker or kubernetes, got %q", r.Kind)}
+	return out
 }
 
-// noteSecretFiles records the files the secrets were read from (m is the
-// raw environment).
-func (r *runnerConfig) noteSecretFiles(m map[string]string) {
+// inUse is the runner CLAUDEOPS_RUNNER names; nil when it names none.
+func (r *runnerConfig) inUse() runnerKind {
+	for _, k := range r.kinds() {
+		if k.Name() == r.Kind {
+			return k
+		}
+	}
+	return nil
+}
+
+// check lists what is wrong with the runner in use on h.
+func (r *runnerConfig) check(h claudeproc.Host) []problem {
+	k := r.inUse()
+	if k == nil {
+		var names []string
+		for _, k := range r.kinds() {
+			names = append(names, k.Name())
+		}
+		last := len(names) - 1
+		return []problem{{want: fmt.Sprintf("CLAUDEOPS_RUNNER must be %s or %s, got %q", strings.Join(names[:last], ", "), names[last], r.Kind)}}
+	}
+	return fromRunner(k.Check(h))
+}
+
+// fromRunner makes a runner's problems the configuration's.
+func fromRunner(ps []claudeproc.Problem) []problem {
+	out := make([]problem, len(ps))
+	for i, p := range ps {
+		out[i] = problem{name: p.Var, value: p.Value, want: p.Want}
+	}
+	return out
+}
+
+// host is what the runners are told of the bot: its places, its
+// environment and log (nil: none yet). Private is left out here: it holds
+// the runners' own directories (ownFiles), which they name from this host.
+func (c *config) host(log *slog.Logger) claudeproc.Host {
+	dirs := []claudeproc.Place{{Var: "CLAUDEOPS_WORKDIR", Path: c.Workdir}}
+	if c.Workspaces != "" {
+		dirs = append(dirs, claudeproc.Place{Var: "CLAUDEOPS_WORKSPACES", Path: c.Workspaces})
+	}
+	return claudeproc.Host{
+		Instance:  instanceName(absPath(statePlace(*c))),
+		HomeBase:  func(name string) string { return homeBase(*c, name) },
+		Workdir:   c.Workdir,
+		WorkDirs:  dirs,
+		ClaudeBin: c.ClaudeBin,
+		ClaudeEnv: c.ClaudeEnv,
+		Environ:   c.raw,
+		Placeable: func(dir string) string { return placeableDir("", dir, dir).want },
+		Logger:    log,
+	}
+}
+
+// runnerHost is host with the bot's private files: its own files, the
+// database's lock (a sandboxed tool holding a flock on it past the bot's
+// death would keep the next bot from starting) and the secrets' files.
+func (c *config) runnerHost(log *slog.Logger) claudeproc.Host {
+	h := c.host(log)
+	h.Private = slices.Concat(ownFiles(*c), lockFiles(*c), secretFilePaths(c.raw))
+	return h
+}
+
+// buildRunner makes the runner in use, and checks that sessions can run
+// in it before the bot takes any message. For a runner whose CLI is an
+// image's, it also returns that CLI's check, the health's first.
+func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.Runner, claudeproc.VersionInfo, error) {
+	k := cfg.Runner.inUse()
+	if k == nil {
+		return nil, claudeproc.VersionInfo{}, fmt.Errorf("unknown runner %q", cfg.Runner.Kind)
+	}
+	return k.Build(ctx, cfg.runnerHost(log))
+}
+
+// secretFilePaths are the files the secrets were read from (m is the raw
+// environment), absolute.
+func secretFilePaths(m map[string]string) []string {
+	var out []string
 	for _, name := range secretNames() {
 		if f := m[name]; strings.HasSuffix(name, fileSuffix) && f != "" {
-			r.secretFiles = append(r.secretFiles, absPath(f))
+			out = append(out, absPath(f))
 		}
 	}
-}
-
-// buildRunner makes the configured runner, and checks that sessions can
-// run in it before the bot takes any message. For a runner whose CLI is
-// an image's, it also returns that CLI's check, the health's first.
-func buildRunner(ctx context.Context, cfg config, log *slog.Logger) (claudeproc.Runner, claudeproc.VersionInfo, error) {
-	var none claudeproc.VersionInfo
-	switch cfg.Runner.Kind {
-	case "local":
-		return claudeproc.Local{HomeBase: localHomes(cfg)}, none, nil
-	case "sandbox":
-		sb := sandbox(cfg)
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		if err := sb.Check(ctx, cfg.Workdir); err != nil {
-			return nil, none, fmt.Errorf("sandbox runner: %w", err)
-		}
-		return sb, none, nil
-	case "docker":
-		r, cli, err := dockerRunner(ctx, cfg, log)
-		if err != nil {
-			return nil, none, err
-		}
-		return r, cli, nil
-	case "kubernetes":
-		r, cli, err := kubernetesRunner(ctx, cfg, log)
-		if err != nil {
-			return nil, none, err
-		}
-		return r, cli, nil
-	}
-	return nil, none, fmt.Errorf("unknown runner %q", cfg.Runner.Kind)
+	return out
 }
 
 // homeBase is where a runner of the bot's own keeps the CLI homes, one per
@@ -105,33 +160,17 @@ func homeBase(cfg config, name string) string {
 	return strings.TrimSuffix(cfg.DB, filepath.Ext(cfg.DB)) + "." + name
 }
 
-// localHomes holds the local runner's CLI config directories, one per
-// thread (CLAUDE_CONFIG_DIR; HOME stays the bot user's).
-func localHomes(cfg config) string { return absPath(homeBase(cfg, "claude-homes")) }
-
-// sandboxHomes holds the sandbox's homes, one per thread
-// (CLAUDEOPS_SANDBOX_HOMES).
-func sandboxHomes(cfg config) string {
-	if h := cfg.Runner.Sandbox.Homes; h != "" {
-		return absPath(h)
-	}
-	return absPath(homeBase(cfg, "sandbox-homes"))
+// instanceName names a bot by its state's place: bots sharing an engine
+// (or a namespace) keep apart by it.
+func instanceName(statePath string) string {
+	sum := sha256.Sum256([]byte(statePath))
+	return hex.EncodeToString(sum[:6])
 }
 
-// sandbox is the bubblewrap runner of cfg. It hides the bot's state (the
-// state directory as a whole when in use, else each file of it), the
-// secrets' files, the bot user's own Claude Code credentials, and what
-// CLAUDEOPS_SANDBOX_HIDE names.
-func sandbox(cfg config) claudeproc.Sandbox {
-	sc := cfg.Runner.Sandbox
-	// The database's lock too: a sandboxed tool holding a flock on it past
-	// the bot's death would keep the next bot from starting.
-	hide := append(append(ownFiles(cfg), lockFiles(cfg)...), cfg.Runner.secretFiles...)
-	if home, err := os.UserHomeDir(); err == nil {
-		hide = append(hide, filepath.Join(home, ".claude"), filepath.Join(home, ".claude.json"))
+// statePlace is the bot's state directory, else its database.
+func statePlace(cfg config) string {
+	if cfg.StateDir != "" {
+		return cfg.StateDir
 	}
-	for _, p := range sc.Hide {
-		hide = append(hide, absPath(p))
-	}
-	return claudeproc.Sandbox{Bwrap: sc.Bwrap, HomeBase: sandboxHomes(cfg), Hide: hide}
+	return cfg.DB
 }

@@ -56,7 +56,7 @@ func TestDockerRunnerConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dc, bad := c.Runner.Docker.runnerConfig(c.StateDir)
+			dc, bad := c.Runner.Docker.Config(instanceName(c.StateDir))
 			if len(bad) > 0 {
 				t.Fatal(bad)
 			}
@@ -64,10 +64,10 @@ func TestDockerRunnerConfig(t *testing.T) {
 		})
 	}
 	// Two bots on one engine never share containers' labels or volumes.
-	d := dockerConfig{Image: "i", Memory: "1g", CPUs: 1, Pids: 64, Network: "bridge"}
-	a, _ := d.runnerConfig("/srv/bot-a/state")
-	a2, _ := d.runnerConfig("/srv/bot-a/state")
-	b, _ := d.runnerConfig("/srv/bot-b/state")
+	d := docker.Settings{Image: "i", Memory: "1g", CPUs: 1, Pids: 64, Network: "bridge"}
+	a, _ := d.Config(instanceName("/srv/bot-a/state"))
+	a2, _ := d.Config(instanceName("/srv/bot-a/state"))
+	b, _ := d.Config(instanceName("/srv/bot-b/state"))
 	if a.Instance != a2.Instance || a.Instance == b.Instance {
 		t.Errorf("instances: %q %q %q", a.Instance, a2.Instance, b.Instance)
 	}
@@ -148,7 +148,7 @@ func TestDockerRunnerHidesTheBot(t *testing.T) {
 	b.stdin.Close()
 	<-b.done
 
-	dc, _ := dockerConfig{Image: image, Memory: "1g", CPUs: 1, Pids: 64}.runnerConfig(absPath(state))
+	dc, _ := docker.Settings{Image: image, Memory: "1g", CPUs: 1, Pids: 64}.Config(instanceName(absPath(state)))
 	r, err := docker.New(dc)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestKubernetesRunnerConfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				kc, bad := c.Runner.kubernetesConfig(c.StateDir)
+				kc, bad := c.Runner.Kubernetes.Config(instanceName(c.StateDir))
 				if len(bad) > 0 {
 					t.Fatal(bad)
 				}
@@ -54,8 +55,8 @@ func TestKubernetesRunnerConfig(t *testing.T) {
 					kc.CPURequest.String() != "500m" || kc.MemoryRequest.String() != "512Mi" || kc.StartTimeout.String() != "5m0s" {
 					t.Errorf("config = %+v", kc)
 				}
-				if got := kubernetesOwnDirs(c); len(got) != 1 || got[0] != filepath.Join(claim, "claude-homes") {
-					t.Errorf("protected dirs %q", got)
+				if got := botConfig(c, nil, nil).ProtectedPaths; !slices.Contains(got, filepath.Join(claim, "claude-homes")) {
+					t.Errorf("protected paths %q lack the claim's CLI homes", got)
 				}
 				return
 			}

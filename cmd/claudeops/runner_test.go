@@ -179,6 +179,9 @@ func TestSandboxRunnerHidesTheBot(t *testing.T) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// sandbox is the sandbox runner c would build.
+func sandbox(c config) claudeproc.Sandbox { return c.Runner.Sandbox.Sandbox(c.runnerHost(nil)) }
+
 // TestSandboxRunnerRefusesHiddenCwd: a channel moved (by an admin's `cwd`)
 // into a path the sandbox hides gets no session, and is told why; the
 // model is never asked.
