@@ -1,28 +1,39 @@
 package outbox
 
 import (
-	"container/list"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Registry is a map that keeps at most Cap entries, forgetting the least
 // recently used, and (with a TTL) forgetting what was not used for that
 // long: what an adapter remembers per message, prompt and thread must not
 // grow for the life of the process. Safe for concurrent use.
+//
+// The LRU is golang-lru's simplelru, under one lock with the TTL so that
+// a look-up and its expiry are one step. Its expirable cache (v2.0.7) was
+// measured and not taken: its TTL runs from the last write, not the last
+// use (TestRegistry's "unused entries expire" fails with it); it reads the
+// wall clock, so no test can move its time; and a cache with a TTL starts
+// a goroutine that never ends (no Close), each cache holding 100 expiry
+// buckets even empty: 9.2 KB and a goroutine where simplelru takes 0.2 KB
+// (docs/PERFORMANCE.md, "Libraries").
 type Registry[K comparable, V any] struct {
-	mu    sync.Mutex
-	cap   int
-	ttl   time.Duration // 0: none
-	now   func() time.Time
-	order *list.List // of *entry, most recently used first
-	items map[K]*list.Element
+	mu  sync.Mutex
+	lru *simplelru.LRU[K, kept[V]]
+	ttl time.Duration // 0: none
+	now func() time.Time
+	// born is when the registry was made: uses are kept as the time
+	// since, 8 bytes where a time.Time takes 24, with the monotonic
+	// reading of now when it has one.
+	born time.Time
 }
 
-type entry[K comparable, V any] struct {
-	key  K
+type kept[V any] struct {
 	val  V
-	used time.Time
+	used time.Duration // since born, at the last Get or Put; set only with a TTL
 }
 
 // NewRegistry makes a registry of at most capacity entries (at least 1);
@@ -32,24 +43,21 @@ func NewRegistry[K comparable, V any](capacity int, ttl time.Duration, now func(
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry[K, V]{cap: max(1, capacity), ttl: ttl, now: now, order: list.New(), items: make(map[K]*list.Element)}
+	lru, _ := simplelru.NewLRU[K, kept[V]](max(1, capacity), nil) // fails only for a size below 1
+	return &Registry[K, V]{lru: lru, ttl: max(0, ttl), now: now, born: now()}
 }
 
 // Get returns the value of k and marks it used.
 func (r *Registry[K, V]) Get(k K) (V, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.now()
-	r.expireLocked(now)
-	el, ok := r.items[k]
-	if !ok {
-		var zero V
-		return zero, false
+	now := r.expireLocked()
+	it, ok := r.lru.Get(k)
+	if ok && r.ttl > 0 {
+		it.used = now
+		r.lru.Add(k, it)
 	}
-	e := el.Value.(*entry[K, V])
-	e.used = now
-	r.order.MoveToFront(el)
-	return e.val, true
+	return it.val, ok
 }
 
 // Put sets k to v and marks it used, forgetting the least recently used
@@ -57,27 +65,14 @@ func (r *Registry[K, V]) Get(k K) (V, bool) {
 func (r *Registry[K, V]) Put(k K, v V) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.now()
-	r.expireLocked(now)
-	if el, ok := r.items[k]; ok {
-		e := el.Value.(*entry[K, V])
-		e.val, e.used = v, now
-		r.order.MoveToFront(el)
-		return
-	}
-	r.items[k] = r.order.PushFront(&entry[K, V]{key: k, val: v, used: now})
-	for r.order.Len() > r.cap {
-		r.removeLocked(r.order.Back())
-	}
+	r.lru.Add(k, kept[V]{val: v, used: r.expireLocked()})
 }
 
 // Remove forgets k.
 func (r *Registry[K, V]) Remove(k K) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if el, ok := r.items[k]; ok {
-		r.removeLocked(el)
-	}
+	r.lru.Remove(k)
 }
 
 // RemoveIf forgets k if drop says its current value is the one to forget
@@ -85,12 +80,11 @@ func (r *Registry[K, V]) Remove(k K) {
 func (r *Registry[K, V]) RemoveIf(k K, drop func(V) bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	el, ok := r.items[k]
-	if !ok || !drop(el.Value.(*entry[K, V]).val) {
+	it, ok := r.lru.Peek(k)
+	if !ok || !drop(it.val) {
 		return false
 	}
-	r.removeLocked(el)
-	return true
+	return r.lru.Remove(k)
 }
 
 // Len is how many entries are kept (expired ones may still count until
@@ -98,33 +92,30 @@ func (r *Registry[K, V]) RemoveIf(k K, drop func(V) bool) bool {
 func (r *Registry[K, V]) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.order.Len()
+	return r.lru.Len()
 }
 
 // SetCap changes the capacity (tests reach the bound sooner).
 func (r *Registry[K, V]) SetCap(n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.cap = max(1, n)
-	for r.order.Len() > r.cap {
-		r.removeLocked(r.order.Back())
-	}
+	r.lru.Resize(max(1, n))
 }
 
-func (r *Registry[K, V]) removeLocked(el *list.Element) {
-	r.order.Remove(el)
-	delete(r.items, el.Value.(*entry[K, V]).key)
-}
-
-// expireLocked forgets, oldest first, the entries unused for the TTL.
-func (r *Registry[K, V]) expireLocked(now time.Time) {
-	if r.ttl <= 0 {
-		return
+// expireLocked forgets, oldest first, the entries unused for the TTL, and
+// returns the time it went by, since born (0 without a TTL: the clock is
+// not read). Every use moves an entry to the front, so the oldest is the
+// least recently used.
+func (r *Registry[K, V]) expireLocked() time.Duration {
+	if r.ttl == 0 {
+		return 0
 	}
-	for el := r.order.Back(); el != nil; el = r.order.Back() {
-		if now.Sub(el.Value.(*entry[K, V]).used) < r.ttl {
-			return
+	now := r.now().Sub(r.born)
+	for {
+		_, it, ok := r.lru.GetOldest()
+		if !ok || now-it.used < r.ttl {
+			return now
 		}
-		r.removeLocked(el)
+		r.lru.RemoveOldest()
 	}
 }
