@@ -147,6 +147,8 @@ type Bot struct {
 	refused *outbox.Registry[string, struct{}]
 	// first times turns' first texts to when the platform has them.
 	first *firstTexts
+	// commands is the command table (commands.go), one for all threads.
+	commands []row
 }
 
 // New makes a bot over an open store. It does no I/O.
@@ -166,6 +168,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		idle:     make(chan struct{}, 1),
 		refused:  outbox.NewRegistry[string, struct{}](4096, time.Hour, cfg.Now),
 		first:    newFirstTexts(cfg.Observer, cfg.Now),
+		commands: commandTable(cfg.Extensions),
 	}
 	b.runCtx, b.cancel = context.WithCancel(context.Background())
 	// Each session's process is recorded while it runs, for Recover.

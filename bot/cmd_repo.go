@@ -108,7 +108,8 @@ func (w *worker) cmdDiff(ctx context.Context, _ adapters.Event, _ []string) {
 }
 
 // cmdCommit commits the worktree; the rest of the line is the message.
-func (w *worker) cmdCommit(ctx context.Context, ev adapters.Event, rest string) {
+func (w *worker) cmdCommit(ctx context.Context, ev adapters.Event, args []string) {
+	rest := args[0]
 	wt, ok := w.branchCommand(ctx, ev, "commit")
 	if !ok {
 		return

@@ -14,56 +14,77 @@ import (
 // (thread.Command). A message whose first word is a command word is a
 // command: when the rest does not fit, the usage goes back and nothing
 // reaches Claude (to ask Claude, start the message with another word). The
-// table both dispatches commands and makes `help`; the kernel's rows come
-// first, and each extension part's rows go after the row they name.
+// table both dispatches commands and makes `help`. It is the bot's, made
+// once by New: the kernel's rows, and each extension's (thread.Commander)
+// after the row they name.
+
+// row is a command of the table and whose it is: the kernel's (owner -1)
+// or the extension at that index of Config.Extensions, whose part in the
+// thread runs it.
+type row struct {
+	thread.Command
+	owner int
+}
 
 // scheduleForms are the forms of `schedule`.
 var scheduleForms = []string{`schedule add "<cron spec>" <prompt>`, "schedule list", "schedule runs|run|pause|resume|rm <id>"}
 
-// commandTable is the thread's table: the kernel's rows and its parts'.
-func (w *worker) commandTable() []thread.Command {
-	rows := []thread.Command{
-		{Name: "help", Usage: []string{"help"}, Help: "list the commands", Run: w.cmdHelp},
-		{Name: "status", Usage: []string{"status"}, Help: "this thread's session: state, model, mode, queue, cost; live sessions overall", Run: w.cmdStatus},
-		{Name: "stop", Who: thread.Starter, Usage: []string{"stop"}, Help: "interrupt the running turn and drop queued messages", Run: w.cmdStop},
-		{Name: "new", Who: thread.Starter, Usage: []string{"new"}, Help: "end this thread's session; the next message starts a fresh one", Run: w.cmdNew},
-		{Name: "mode", Who: thread.Starter, Usage: []string{"mode <default|acceptEdits|plan>"}, Help: "switch the permission mode", Max: 1, Run: w.cmdMode},
-		{Name: "model", Who: thread.Starter, Usage: []string{"model <name>"}, Help: "switch the model (`model default` resets it)", Max: 1, Run: w.cmdModel},
-		{Name: "cost", Usage: []string{"cost"}, Help: "usage and cost of this thread, and of the channel today", Run: w.cmdCost},
-		{Name: "cwd", Who: thread.Admins, Usage: []string{"cwd [path]"}, Help: "show, or (admins) set, the channel's working directory", Max: 1, Run: w.cmdCwd},
-		{Name: "repo", Who: thread.Admins, Usage: []string{"repo [<path or clone URL>|none]"}, Help: "show, or (admins) bind, the channel's git repository: each thread then works in a worktree on a branch of its own", Max: 1, Run: w.cmdRepo},
-		{Name: "diff", Usage: []string{"diff"}, Help: "the whole change of this thread's branch, as a file", Run: w.cmdDiff},
-		{Name: "commit", Who: thread.Starter, Usage: []string{"commit [message]"}, Help: "commit this thread's worktree to its branch", Line: w.cmdCommit},
-		{Name: "push", Who: thread.Starter, Usage: []string{"push"}, Help: "push this thread's branch to the remote", Run: w.cmdPush},
-		{Name: "rules", Who: thread.Admins, Usage: []string{"rules | rules add <allow|deny> <Tool>[(<pattern>)] | rules rm <id>"}, Help: "the channel's permission rules (changes: admins)",
-			Max: -1, Valid: validRulesArgs, Reread: rulesArgs, Run: w.cmdRules},
-		{Name: "schedule", Who: thread.Creator, Usage: scheduleForms, Help: "recurring prompts posting into this channel", Line: w.cmdSchedule},
+// kernelCommands are the kernel's rows, in the order `help` shows them.
+var kernelCommands = []thread.Command{
+	{Name: "help", Usage: []string{"help"}, Help: "list the commands", Run: thread.Bind((*worker).cmdHelp)},
+	{Name: "status", Usage: []string{"status"}, Help: "this thread's session: state, model, mode, queue, cost; live sessions overall", Run: thread.Bind((*worker).cmdStatus)},
+	{Name: "stop", Who: thread.Starter, Usage: []string{"stop"}, Help: "interrupt the running turn and drop queued messages", Run: thread.Bind((*worker).cmdStop)},
+	{Name: "new", Who: thread.Starter, Usage: []string{"new"}, Help: "end this thread's session; the next message starts a fresh one", Run: thread.Bind((*worker).cmdNew)},
+	{Name: "mode", Who: thread.Starter, Usage: []string{"mode <default|acceptEdits|plan>"}, Help: "switch the permission mode", Max: 1, Run: thread.Bind((*worker).cmdMode)},
+	{Name: "model", Who: thread.Starter, Usage: []string{"model <name>"}, Help: "switch the model (`model default` resets it)", Max: 1, Run: thread.Bind((*worker).cmdModel)},
+	{Name: "cost", Usage: []string{"cost"}, Help: "usage and cost of this thread, and of the channel today", Run: thread.Bind((*worker).cmdCost)},
+	{Name: "cwd", Who: thread.Admins, Usage: []string{"cwd [path]"}, Help: "show, or (admins) set, the channel's working directory", Max: 1, Run: thread.Bind((*worker).cmdCwd)},
+	{Name: "repo", Who: thread.Admins, Usage: []string{"repo [<path or clone URL>|none]"}, Help: "show, or (admins) bind, the channel's git repository: each thread then works in a worktree on a branch of its own", Max: 1, Run: thread.Bind((*worker).cmdRepo)},
+	{Name: "diff", Usage: []string{"diff"}, Help: "the whole change of this thread's branch, as a file", Run: thread.Bind((*worker).cmdDiff)},
+	{Name: "commit", Who: thread.Starter, Usage: []string{"commit [message]"}, Help: "commit this thread's worktree to its branch", Line: true, Run: thread.Bind((*worker).cmdCommit)},
+	{Name: "push", Who: thread.Starter, Usage: []string{"push"}, Help: "push this thread's branch to the remote", Run: thread.Bind((*worker).cmdPush)},
+	{Name: "rules", Who: thread.Admins, Usage: []string{"rules | rules add <allow|deny> <Tool>[(<pattern>)] | rules rm <id>"}, Help: "the channel's permission rules (changes: admins)",
+		Max: -1, Valid: validRulesArgs, Reread: rulesArgs, Run: thread.Bind((*worker).cmdRules)},
+	{Name: "schedule", Who: thread.Creator, Usage: scheduleForms, Help: "recurring prompts posting into this channel", Line: true, Run: thread.Bind((*worker).cmdSchedule)},
+}
+
+// commandTable is the bot's table: the kernel's rows and its extensions'.
+func commandTable(exts []thread.Extension) []row {
+	var rows []row
+	for _, c := range kernelCommands {
+		rows = append(rows, row{c, -1})
 	}
-	for _, block := range w.parts.commands() {
-		rows = insertRows(rows, block)
+	for i, e := range exts {
+		if c, ok := e.(thread.Commander); ok {
+			rows = insertRows(rows, c.Commands(), i)
+		}
 	}
 	return rows
 }
 
-// insertRows puts block after the row its first row names (After), or at
-// the end.
-func insertRows(rows, block []thread.Command) []thread.Command {
+// insertRows puts the rows of block, owner's, after the row its first row
+// names (After), or at the end.
+func insertRows(rows []row, block []thread.Command, owner int) []row {
 	if len(block) == 0 {
 		return rows
 	}
 	at := len(rows)
-	if i := slices.IndexFunc(rows, func(c thread.Command) bool { return c.Name == block[0].After }); i >= 0 {
+	if i := slices.IndexFunc(rows, func(r row) bool { return r.Name == block[0].After }); i >= 0 {
 		at = i + 1
 	}
-	return slices.Insert(rows, at, block...)
+	add := make([]row, len(block))
+	for i, c := range block {
+		add[i] = row{c, owner}
+	}
+	return slices.Insert(rows, at, add...)
 }
 
 // findCommand is the command text starts with, and its arguments.
-func findCommand(table []thread.Command, text string) (*thread.Command, []string) {
+func findCommand(table []row, text string) (*row, []string) {
 	fields := strings.Fields(text)
 	for i := range table {
 		c := &table[i]
-		if c.Line != nil {
+		if c.Line {
 			if rest, ok := cutWord(text, c.Name); ok {
 				return c, []string{rest}
 			}
@@ -76,9 +97,9 @@ func findCommand(table []thread.Command, text string) (*thread.Command, []string
 	return nil, nil
 }
 
-// isCommandText: text is one of the thread's commands (runCommand takes it).
+// isCommandText: text is one of the bot's commands (runCommand takes it).
 func (w *worker) isCommandText(text string) bool {
-	c, _ := findCommand(w.table, text)
+	c, _ := findCommand(w.b.commands, text)
 	return c != nil
 }
 
@@ -86,12 +107,16 @@ func (w *worker) isCommandText(text string) bool {
 // that does not parse gets its usage back. It reports whether text was a
 // command.
 func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string) bool {
-	c, args := findCommand(w.table, text)
+	c, args := findCommand(w.b.commands, text)
 	if c == nil {
 		return false
 	}
-	if c.Line != nil {
-		c.Line(ctx, ev, args[0])
+	var part any = w
+	if c.owner >= 0 {
+		part = w.parts[c.owner]
+	}
+	if c.Line {
+		c.Run(ctx, part, ev, args)
 		return true
 	}
 	if len(args) < c.Min || (c.Max >= 0 && len(args) > c.Max) || (c.Valid != nil && !c.Valid(args)) {
@@ -106,16 +131,16 @@ func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string)
 		args = c.Reread(text, args)
 	}
 	w.log.Info("command", "name", c.Name, "user", ev.User.ID)
-	c.Run(ctx, ev, args)
+	c.Run(ctx, part, ev, args)
 	return true
 }
 
 func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {
-	w.reply(ctx, helpText(w.table, w.isAdmin(ev.User.ID)))
+	w.reply(ctx, helpText(w.b.commands, w.isAdmin(ev.User.ID)))
 }
 
 // helpText lists the commands of table, for an admin or not.
-func helpText(table []thread.Command, admin bool) string {
+func helpText(table []row, admin bool) string {
 	var b strings.Builder
 	b.WriteString("Commands (a message that starts with any other word is a prompt for Claude):\n")
 	for _, c := range table {

@@ -6,18 +6,20 @@ import (
 	"github.com/claudeops/claudeops/bot/thread"
 )
 
-// hooks are a thread's extension parts (thread.Extension.Attach), in the
-// order of Config.Extensions; the kernel calls their hooks through these,
-// at the points package thread orders.
+// hooks are a thread's extension parts (thread.Extension.Attach), one per
+// entry of Config.Extensions (nil where an extension attached none); the
+// kernel calls their hooks through these, at the points package thread
+// orders.
 type hooks []any
 
 // attach makes the parts of the thread t.
 func attach(exts []thread.Extension, t thread.Thread) hooks {
-	var h hooks
-	for _, e := range exts {
-		if p := e.Attach(t); p != nil {
-			h = append(h, p)
-		}
+	if len(exts) == 0 {
+		return nil
+	}
+	h := make(hooks, len(exts))
+	for i, e := range exts {
+		h[i] = e.Attach(t)
 	}
 	return h
 }
@@ -62,11 +64,4 @@ func (h hooks) beforeAsk(ctx context.Context, a *thread.Ask) {
 			p.BeforeAsk(ctx, a)
 		}
 	}
-}
-
-// commands are the rows the parts contribute, each part's in one block.
-func (h hooks) commands() [][]thread.Command {
-	var blocks [][]thread.Command
-	each(h, func(c thread.Commander) { blocks = append(blocks, c.Commands()) })
-	return blocks
 }

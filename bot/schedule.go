@@ -154,7 +154,8 @@ func (w *worker) unattended() bool {
 
 // schedule commands: schedule add "<spec>" <prompt> | list | runs <id> |
 // run <id> | pause <id> | resume <id> | rm <id>.
-func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, rest string) {
+func (w *worker) cmdSchedule(ctx context.Context, ev adapters.Event, args []string) {
+	rest := args[0]
 	sc := w.b.scheduling()
 	if sc == nil {
 		w.reply(ctx, "Schedules are not available in this bot.")

@@ -29,7 +29,7 @@ func (w *worker) refuseUnverified(ctx context.Context, ev adapters.Event) bool {
 		what, target = "reaction or vote", ev.Click.PromptID
 	case ev.Message != nil:
 		text := strings.TrimSpace(ev.Message.Text)
-		if c, _ := findCommand(w.table, text); c != nil {
+		if c, _ := findCommand(w.b.commands, text); c != nil {
 			what, target = "command", c.Name
 		} else if w.wouldDecide(ev.User, text) {
 			what, target = "reply", "decision"

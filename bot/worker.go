@@ -95,8 +95,6 @@ type worker struct {
 	parts  hooks
 	face   *face
 	posted *posted
-	// table is the thread's command table (commands.go).
-	table []thread.Command
 	// run is the unattended run the thread is doing (face.BeginRun).
 	autoRun *thread.Run
 
@@ -142,7 +140,6 @@ func (w *worker) run(ctx context.Context) {
 	defer w.idleTimer.Stop()
 	w.face = &face{host: host{w.b}, w: w}
 	w.parts = attach(w.b.cfg.Extensions, w.face)
-	w.table = w.commandTable()
 	defer w.posted.close()
 	// ctx ending means: stop. What is being handled when it ends (a result,
 	// its footer, the thread's record) still completes; the adapters and

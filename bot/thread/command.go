@@ -9,7 +9,9 @@ import (
 // Command is one row of the command table: one word of the chat surface.
 // A message whose first word is a command word is a command: when the rest
 // does not fit, its usage goes back and nothing reaches Claude. The table
-// both dispatches commands and makes `help`.
+// both dispatches commands and makes `help`; it is the bot's, one for all
+// threads, made once from the kernel's rows and its extensions'
+// (Commander).
 type Command struct {
 	Name string
 	Who  Access
@@ -23,14 +25,32 @@ type Command struct {
 	Valid    func(args []string) bool
 	// Reread, when set, makes the arguments again from the whole text.
 	Reread func(text string, args []string) []string
-	// Run runs the command with its arguments. Line, set instead, takes
-	// the rest of the line as it is: the command is its word followed by
-	// a space or the end, and parses the rest itself.
-	Run  func(ctx context.Context, ev adapters.Event, args []string)
-	Line func(ctx context.Context, ev adapters.Event, rest string)
+	// Line: the command takes the rest of the line as it is, as its one
+	// argument: it is its word followed by a space or the end, and parses
+	// the rest itself.
+	Line bool
+	// Run runs the command on the thread's worker; part is what the
+	// row's extension attached to that thread (Bind makes a Run of a
+	// part's method).
+	Run func(ctx context.Context, part any, ev adapters.Event, args []string)
 	// After places the row, and the rows that follow it in the same
 	// Commands, after the row of that name (at the end when none is).
 	After string
+}
+
+// Bind makes a Command's Run of a method of the part type P:
+// Run: Bind((*part).cmdRepo).
+func Bind[P any](m func(P, context.Context, adapters.Event, []string)) func(context.Context, any, adapters.Event, []string) {
+	return func(ctx context.Context, part any, ev adapters.Event, args []string) {
+		m(part.(P), ctx, ev, args)
+	}
+}
+
+// Commander is an Extension (not a part) with rows for the command table.
+// Its Run methods are given the extension's part in the thread the command
+// is for: an extension with commands attaches a part to every thread.
+type Commander interface {
+	Commands() []Command
 }
 
 // Access says who may run a command's forms.

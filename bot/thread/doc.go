@@ -59,11 +59,13 @@
 // told.
 //
 // On demand: Statuser.Status adds to what `status` and `cost` say;
-// Commander.Commands contributes rows to the one command table that
-// dispatches commands and makes `help`; Receiver.Receive takes what was
-// posted for the thread (Host.PostTo, Host.PostChannel, Thread.Post), on
-// its worker, in the order posted. Sweeper.Sweep, on the Extension itself,
-// runs periodically on the bot's own goroutine, for work across threads.
+// Receiver.Receive takes what was posted for the thread (Host.PostTo,
+// Host.PostChannel, Thread.Post), on its worker, in the order posted.
+//
+// On the Extension itself, not a part: Commander.Commands contributes rows
+// to the bot's one command table, which dispatches commands (to the
+// extension's part in the thread) and makes `help`; Sweeper.Sweep runs
+// periodically on the bot's own goroutine, for work across threads.
 //
 // Within one hook point, parts are called in the order of
 // bot.Config.Extensions.

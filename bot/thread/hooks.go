@@ -147,11 +147,6 @@ type Status struct {
 	Spend, Tail []string
 }
 
-// Commander contributes rows to the thread's command table.
-type Commander interface {
-	Commands() []Command
-}
-
 // Receiver takes the messages posted for the thread (Host.PostTo,
 // Host.PostChannel, Thread.Post), on its worker, in the order posted. Every
 // part is given every message: each takes its own types and ignores the
