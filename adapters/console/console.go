@@ -35,7 +35,9 @@ const Platform = "console"
 // OperatorID is the console user's id: the operator, who may do everything.
 const OperatorID = "operator"
 
-// Options configure the console.
+// Options configure the console. cmd/claudeops reads the fields with an
+// env tag from the variable it names (its default in envDefault) and sets
+// the others.
 type Options struct {
 	In  io.Reader
 	Out io.Writer
@@ -43,10 +45,10 @@ type Options struct {
 	UserName string
 	// MaxLine is the longest input line taken, in bytes (default
 	// DefaultMaxLine). A longer one is refused and said so.
-	MaxLine int
+	MaxLine int `env:"CLAUDEOPS_CONSOLE_MAX_LINE" envDefault:"1048576"`
 	// TestHooks enables `/as <user-id> <text>`, which sends a line as another
 	// user, so tests can act as someone who may not approve.
-	TestHooks bool
+	TestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }

@@ -45,15 +45,17 @@ const Platform = "matrix"
 // retried by mautrix, waiting as the server asks or with a growing backoff.
 const httpRetries = 4
 
-// Config configures the adapter; cmd fills it from the environment.
+// Config configures the adapter. cmd/claudeops reads the fields with an
+// env tag from the variable it names (its default in envDefault) and sets
+// the others.
 type Config struct {
-	Homeserver string
-	UserID     string
+	Homeserver string `env:"MATRIX_HOMESERVER"`
+	UserID     string `env:"MATRIX_USER_ID"`
 	// AccessToken and DeviceID, or Password: a password login stores the
 	// token and device it gets and reuses them on the next start.
-	AccessToken string
-	DeviceID    string
-	Password    string
+	AccessToken string `env:"MATRIX_ACCESS_TOKEN,unset"`
+	DeviceID    string `env:"MATRIX_DEVICE_ID"`
+	Password    string `env:"MATRIX_PASSWORD,unset"`
 	// CryptoDB is the SQLite file of the end-to-end encryption state.
 	CryptoDB string
 	// PrivateDB readies CryptoDB before SQLite opens it so that it and the
@@ -67,7 +69,7 @@ type Config struct {
 	MayInvite func(user string) bool
 	// EditInterval is the least time between two edits of one message
 	// (default 1.5 s: Synapse's default rate limit is 0.2/s with a burst of 10).
-	EditInterval time.Duration
+	EditInterval time.Duration `env:"CLAUDEOPS_MATRIX_EDIT_INTERVAL" envDefault:"1500ms"`
 	// TimelineLimit is how many events of a room one sync returns (default
 	// 100); more are fetched page by page (see backfill).
 	TimelineLimit int

@@ -33,22 +33,24 @@ import (
 // Platform is the ThreadRef.Platform of Slack threads.
 const Platform = "slack"
 
-// Config configures the adapter; cmd fills it from the environment.
+// Config configures the adapter. cmd/claudeops reads the fields with an
+// env tag from the variable it names (its default in envDefault) and sets
+// the others.
 type Config struct {
-	BotToken      string
-	AppToken      string // Socket Mode when set
-	SigningSecret string // HTTP Events API when set
+	BotToken      string `env:"SLACK_BOT_TOKEN,unset"`
+	AppToken      string `env:"SLACK_APP_TOKEN,unset"`      // Socket Mode when set
+	SigningSecret string `env:"SLACK_SIGNING_SECRET,unset"` // HTTP Events API when set
 	// APIURL overrides https://slack.com/api/ (proxies, tests). It must end
 	// with a slash.
-	APIURL string
+	APIURL string `env:"SLACK_API_URL"`
 	// AllowBots lets other bots' messages through (the bot's own never are).
-	AllowBots bool
+	AllowBots bool `env:"CLAUDEOPS_SLACK_ALLOW_BOTS"`
 	// EditInterval is the least time between two edits of one message
 	// (default 2 s: chat.update is Tier 3 for the whole workspace).
 	EditInterval time.Duration
 	// Streaming uses chat.startStream/appendStream/stopStream for Claude's
 	// text when the workspace allows it (it is tried once, then remembered).
-	Streaming bool
+	Streaming bool `env:"CLAUDEOPS_SLACK_STREAMING" envDefault:"false"`
 	// HTTP mode limits (see ConfigureServer): reading a request's headers
 	// (default 10 s), reading its body (default 10 s), the body's size
 	// (default 1 MiB).
@@ -58,7 +60,7 @@ type Config struct {
 	// Socket Mode connect (at start in HTTP mode) the threads with a
 	// session active within it are read back for what the bot missed. 0
 	// turns it off; it also needs SetCatchUpState.
-	CatchUp time.Duration
+	CatchUp time.Duration `env:"CLAUDEOPS_CATCH_UP" envDefault:"24h"`
 	// CatchUpMax bounds the messages one catch-up picks up per thread and
 	// per channel (default 50; a read looks at no more than 4× as many).
 	CatchUpMax int
