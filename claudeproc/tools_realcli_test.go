@@ -159,6 +159,9 @@ func TestRealCLINoCrossSessionMessaging(t *testing.T) {
 				return reply(fakeanthropic.Text("A done"))
 			})
 			mod := func(o *Options) {
+				// The guard is what is tested: a sandbox's private /tmp
+				// would keep the sessions apart by itself.
+				o.Runner = Local{}
 				if guarded {
 					o.Guard = &Guard{}
 				}
@@ -287,6 +290,7 @@ func TestRealCLIGuardIgnoresPlantedConfig(t *testing.T) {
 			writeFile(t, filepath.Join(c.home, ".claude", "projects", slug, "memory", "MEMORY.md"), "MARK-home-memory")
 
 			p, r := c.start(func(o *Options) {
+				o.Runner = Local{} // the home planted in is c.home, the local CLI's
 				if guarded {
 					o.Guard = &Guard{}
 				}
