@@ -20,9 +20,11 @@ import (
 )
 
 // The configuration is checked as a whole before anything starts: every
-// setting's own check (settingChecks), the settings that go together
-// (runner, secrets, the state's place: loadConfig), then, for a run, what
-// the host must offer (startChecks: directories, the database, the CLI).
+// setting's own check (settingChecks, a platform's checks), the settings
+// that go together (secrets, the state's place, the runner: loadConfig),
+// then, for a run, what the host must offer (startChecks: directories, the
+// database, the CLI, what the runner needs) and the running platforms'
+// settings together.
 // Every problem is one line naming the variable, its value and what is
 // expected, and all of them are reported at once (exit 78).
 //
@@ -112,17 +114,13 @@ func (c *config) settingChecks() []problem {
 		above0("CLAUDEOPS_IDLE_TIMEOUT", c.IdleTimeout),
 		above0("CLAUDEOPS_APPROVAL_TIMEOUT", c.ApprovalTimeout),
 		above0("CLAUDEOPS_WORKTREE_TTL", c.WorktreeTTL),
-		above0("CLAUDEOPS_MATRIX_EDIT_INTERVAL", c.MatrixEditInterval),
 		atLeast("CLAUDEOPS_MAX_SESSIONS", c.MaxSessions, 1, ""),
 		atLeast("CLAUDEOPS_MAX_LINE_BYTES", c.MaxLineBytes, 64<<10, ""),
 		atLeast("CLAUDEOPS_MAX_THREADS_PER_USER", c.MaxThreadsPerUser, 0, "0: no cap"),
 		atLeast("CLAUDEOPS_MAX_SCHEDULES_PER_USER", c.MaxSchedulesPerUser, 0, "0: no cap"),
 		logLevel("CLAUDEOPS_LOG_LEVEL", c.LogLevel),
 		logFormat("CLAUDEOPS_LOG_FORMAT", c.LogFormat),
-		atLeast("CLAUDEOPS_CONSOLE_MAX_LINE", c.ConsoleMaxLine, 1, ""),
 		hostPort("CLAUDEOPS_HTTP_ADDR", c.HTTPAddr),
-		httpURL("SLACK_API_URL", c.SlackAPIURL),
-		httpURL("MATRIX_HOMESERVER", c.MatrixHomeserver),
 		envNames("CLAUDEOPS_CLAUDE_ENV", c.ClaudeEnv),
 		userPatterns("CLAUDEOPS_ALLOWED_USERS", c.AllowedUsers),
 		userPatterns("CLAUDEOPS_ADMINS", c.Admins),
@@ -131,7 +129,6 @@ func (c *config) settingChecks() []problem {
 		above0("CLAUDEOPS_SCHEDULE_CATCH_UP", s.CatchUp),
 		above0("CLAUDEOPS_SCHEDULE_STOP_GRACE", s.StopGrace),
 		offOrAbove0("CLAUDEOPS_SCHEDULE_MIN_INTERVAL", s.MinInterval, "no minimum"),
-		offOrAbove0("CLAUDEOPS_CATCH_UP", c.SlackCatchUp, "Slack catch-up off"),
 		atLeast("CLAUDEOPS_SCHEDULE_KEEP_RUNS", s.KeepRuns, 1, ""),
 		atLeast("CLAUDEOPS_SCHEDULE_MAX_QUEUED", s.MaxQueued, 1, ""),
 	}

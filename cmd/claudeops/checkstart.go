@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -26,8 +25,11 @@ import (
 // it after). info is the CLI's version check, for the log.
 func startChecks(ctx context.Context, c config, consoleOnly bool) (bad []problem, info claudeproc.VersionInfo) {
 	if !consoleOnly {
-		bad = append(bad, slackChecks(c)...)
-		bad = append(bad, matrixChecks(c)...)
+		for _, p := range c.Platforms.list() {
+			if p.configured() {
+				bad = append(bad, p.startChecks(c)...)
+			}
+		}
 	}
 	bad = append(bad, dirCheck("CLAUDEOPS_WORKDIR", c.Workdir, unix.R_OK|unix.W_OK|unix.X_OK))
 	bad = append(bad, stateChecks(c)...)
@@ -45,46 +47,6 @@ func startChecks(ctx context.Context, c config, consoleOnly bool) (bad []problem
 		}
 	}
 	return out, info
-}
-
-func slackChecks(c config) []problem {
-	if c.SlackBotToken == "" && c.SlackAppToken == "" && c.SlackSigningSecret == "" {
-		return nil
-	}
-	var bad []problem
-	if c.SlackBotToken == "" {
-		bad = append(bad, problem{want: "SLACK_BOT_TOKEN is required with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET: want the Bot User OAuth Token (xoxb-…)"})
-	}
-	if c.SlackAppToken == "" && c.SlackSigningSecret == "" {
-		bad = append(bad, problem{want: "SLACK_BOT_TOKEN is set but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP Events API) is"})
-	}
-	if c.SlackSigningSecret != "" && c.HTTPAddr == "" {
-		bad = append(bad, problem{want: "SLACK_SIGNING_SECRET is set but CLAUDEOPS_HTTP_ADDR is not: nowhere to receive Slack's HTTP deliveries"})
-	}
-	return bad
-}
-
-// matrixUserID is @localpart:server.
-var matrixUserID = regexp.MustCompile(`^@[^:\s]+:[^\s]+$`)
-
-func matrixChecks(c config) []problem {
-	if c.MatrixHomeserver == "" && c.MatrixAccessToken == "" && c.MatrixPassword == "" {
-		return nil
-	}
-	var bad []problem
-	if c.MatrixHomeserver == "" {
-		bad = append(bad, problem{want: "MATRIX_HOMESERVER is required with MATRIX_ACCESS_TOKEN or MATRIX_PASSWORD: want the homeserver's URL, such as https://matrix.example.org"})
-	}
-	switch {
-	case c.MatrixUserID == "":
-		bad = append(bad, problem{want: "MATRIX_USER_ID is required with MATRIX_HOMESERVER: want the bot's user id, such as @claudeops:example.org"})
-	case !matrixUserID.MatchString(c.MatrixUserID):
-		bad = append(bad, problem{name: "MATRIX_USER_ID", want: "is not a user id: want one such as @claudeops:example.org"})
-	}
-	if c.MatrixAccessToken == "" && c.MatrixPassword == "" {
-		bad = append(bad, problem{want: "MATRIX_HOMESERVER is set but neither MATRIX_ACCESS_TOKEN (with MATRIX_DEVICE_ID) nor MATRIX_PASSWORD is"})
-	}
-	return bad
 }
 
 // dirCheck: dir exists, is a directory, and the bot's user has access

@@ -15,19 +15,9 @@ import (
 // has a <NAME>_FILE twin in SecretFiles, and none stays in the process's
 // environment (secrets.go).
 type config struct {
-	SlackBotToken      string        `env:"SLACK_BOT_TOKEN,unset"`
-	SlackAppToken      string        `env:"SLACK_APP_TOKEN,unset"`
-	SlackSigningSecret string        `env:"SLACK_SIGNING_SECRET,unset"`
-	SlackAPIURL        string        `env:"SLACK_API_URL"`
-	SlackAllowBots     bool          `env:"CLAUDEOPS_SLACK_ALLOW_BOTS"`
-	SlackStreaming     bool          `env:"CLAUDEOPS_SLACK_STREAMING" envDefault:"false"`
-	SlackCatchUp       time.Duration `env:"CLAUDEOPS_CATCH_UP" envDefault:"24h"` // how far back Slack's catch-up reads (0: off)
-	MatrixHomeserver   string        `env:"MATRIX_HOMESERVER"`
-	MatrixUserID       string        `env:"MATRIX_USER_ID"`
-	MatrixAccessToken  string        `env:"MATRIX_ACCESS_TOKEN,unset"`
-	MatrixDeviceID     string        `env:"MATRIX_DEVICE_ID"`
-	MatrixPassword     string        `env:"MATRIX_PASSWORD,unset"`
-	MatrixEditInterval time.Duration `env:"CLAUDEOPS_MATRIX_EDIT_INTERVAL" envDefault:"1500ms"`
+	// Platforms holds the chat platforms' settings, tagged in their
+	// adapters' packages (platform.go).
+	Platforms platformsConfig
 	// StateDir holds the bot's own files (state.go): set, or derived when
 	// DB is not set; "" after loading when nothing lives there.
 	StateDir string `env:"CLAUDEOPS_STATE_DIR"`
@@ -62,12 +52,6 @@ type config struct {
 	Runner runnerConfig
 	// SecretFiles holds what the <NAME>_FILE variables' files contain.
 	SecretFiles secretFiles
-	// ConsoleTestHooks enables the console's `/as <user> <text>`, for tests
-	// that act as someone other than the operator.
-	ConsoleTestHooks bool `env:"CLAUDEOPS_CONSOLE_TEST_HOOKS"`
-	// ConsoleMaxLine is the longest console input line taken, in bytes
-	// (console.DefaultMaxLine); a longer one is refused, visibly.
-	ConsoleMaxLine int `env:"CLAUDEOPS_CONSOLE_MAX_LINE" envDefault:"1048576"`
 	// LogFile is where the log goes when the console shares one terminal
 	// with it (logging.go); "" is claudeops.log in the state directory.
 	LogFile string `env:"CLAUDEOPS_LOG_FILE"`
@@ -89,6 +73,9 @@ func loadConfig(environ []string) (config, error) {
 		bad, failed = parseProblems(err, m)
 	}
 	bad = append(bad, keepUnfailed(c.settingChecks(), failed)...)
+	for _, p := range c.Platforms.list() {
+		bad = append(bad, keepUnfailed(p.checks(), failed)...)
+	}
 	bad = append(bad, keepUnfailed(c.Limits.checks(), failed)...)
 	if c.Scheduler.MinInterval == 0 {
 		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)

@@ -22,10 +22,10 @@ func TestSettingChecks(t *testing.T) {
 			"CLAUDEOPS_SCHEDULE_TIMEOUT=-1s", "CLAUDEOPS_SCHEDULE_CATCH_UP=0", "CLAUDEOPS_SCHEDULE_STOP_GRACE=-1ns"}, []string{
 			"CLAUDEOPS_IDLE_TIMEOUT=0: want a duration above 0",
 			"CLAUDEOPS_APPROVAL_TIMEOUT=-5m: want a duration above 0",
-			"CLAUDEOPS_MATRIX_EDIT_INTERVAL=0s: want a duration above 0",
 			"CLAUDEOPS_SCHEDULE_TIMEOUT=-1s: want a duration above 0",
 			"CLAUDEOPS_SCHEDULE_CATCH_UP=0: want a duration above 0",
 			"CLAUDEOPS_SCHEDULE_STOP_GRACE=-1ns: want a duration above 0",
+			"CLAUDEOPS_MATRIX_EDIT_INTERVAL=0s: want a duration above 0", // the platforms' own checks come after
 		}},
 		{"0 means off where documented", []string{"CLAUDEOPS_SCHEDULE_MIN_INTERVAL=0", "CLAUDEOPS_MAX_THREADS_PER_USER=0", "CLAUDEOPS_MAX_SCHEDULES_PER_USER=0"}, nil},
 		{"below off", []string{"CLAUDEOPS_SCHEDULE_MIN_INTERVAL=-1s", "CLAUDEOPS_MAX_THREADS_PER_USER=-1"}, []string{
@@ -75,6 +75,14 @@ func TestSettingChecks(t *testing.T) {
 		{"an unknown runner", []string{"CLAUDEOPS_RUNNER=kubernets"}, []string{`CLAUDEOPS_RUNNER must be local, sandbox, docker or kubernetes, got "kubernets"`}},
 		{"a setting two runners read that does not parse, once", []string{"CLAUDEOPS_RUNNER_CPUS=lots"}, []string{
 			"CLAUDEOPS_RUNNER_CPUS=lots: want a number such as 2 or 1.5",
+		}},
+		// Slack's CLAUDEOPS_CATCH_UP and the scheduler's CLAUDEOPS_SCHEDULE_CATCH_UP
+		// are fields of one name: each is said for its own value.
+		{"fields of one name, each its own variable", []string{"CLAUDEOPS_CATCH_UP=soon", "CLAUDEOPS_SCHEDULE_CATCH_UP=1h"}, []string{
+			"CLAUDEOPS_CATCH_UP=soon: want a duration",
+		}},
+		{"fields of one name, the other's variable", []string{"CLAUDEOPS_CATCH_UP=1h", "CLAUDEOPS_SCHEDULE_CATCH_UP=soon"}, []string{
+			"CLAUDEOPS_SCHEDULE_CATCH_UP=soon: want a duration",
 		}},
 		{"values that do not parse, once each", []string{"CLAUDEOPS_MAX_SESSIONS=zero", "CLAUDEOPS_IDLE_TIMEOUT=soon", "CLAUDEOPS_SLACK_STREAMING=maybe"}, []string{
 			"CLAUDEOPS_SLACK_STREAMING=maybe: want true or false",

@@ -13,14 +13,10 @@ import (
 // bot's sessions, the store, the runner's CLI.
 func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health.Health {
 	var conns []health.Conn
-	if a.con != nil {
-		conns = append(conns, a.con)
-	}
-	if a.sl != nil {
-		conns = append(conns, a.sl)
-	}
-	if a.mx != nil {
-		conns = append(conns, a.mx)
+	for _, ad := range a.adapters {
+		if c, ok := ad.(health.Conn); ok {
+			conns = append(conns, c)
+		}
 	}
 	hc := health.Config{
 		Version:  botVersion(),

@@ -10,7 +10,8 @@ import (
 // an error carrying one shows it redacted (health's TestReadyzShowsNoSecret).
 func TestHealthSecrets(t *testing.T) {
 	const bot, app, sign, token, pw = "xoxb-1111-bot", "xapp-2222-app", "sign-3333", "syt-4444", "hunter2"
-	c := config{SlackBotToken: bot, SlackAppToken: app, SlackSigningSecret: sign, MatrixAccessToken: token, MatrixPassword: pw, DB: "state/claudeops.db"}
+	c := secretsOf(bot, app, sign, token, pw)
+	c.DB = "state/claudeops.db"
 	got := healthSecrets(c)
 	for _, s := range []string{bot, app, sign, token, pw, "state/claudeops.db", absPath("state/claudeops.db")} {
 		if !slices.Contains(got, s) {

@@ -81,15 +81,7 @@ func (noClose) Close() error { return nil }
 // usesConsole: the run has the console (`claudeops console`, or no
 // platform configured).
 func usesConsole(c config, consoleOnly bool) bool {
-	return consoleOnly || (!slackConfigured(c) && !matrixConfigured(c))
-}
-
-func slackConfigured(c config) bool {
-	return c.SlackBotToken != "" || c.SlackAppToken != "" || c.SlackSigningSecret != ""
-}
-
-func matrixConfigured(c config) bool {
-	return c.MatrixHomeserver != "" || c.MatrixAccessToken != "" || c.MatrixPassword != ""
+	return consoleOnly || !c.Platforms.anyConfigured()
 }
 
 // sameTerminal: a and b are files open on one terminal: both are

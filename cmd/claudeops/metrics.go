@@ -7,18 +7,15 @@ import (
 	"github.com/claudeops/claudeops/scheduler"
 )
 
-// observe makes what /metrics shows (a.met) and has the Slack adapter
-// report its API calls to it; it returns the bot's observer. The Matrix
-// adapter and the scheduler are given a.met as they are made (run.go).
-// The session gauges read the bot at each scrape, once it exists.
+// observe makes what /metrics shows (a.met) and returns the bot's
+// observer. The adapters and the scheduler are given a.met as they are
+// made (run.go). The session gauges read the bot at each scrape, once it
+// exists.
 func (a *app) observe() bot.Observer {
 	a.met = metrics.New(metrics.Options{
 		LiveSessions:   func() int { return a.b.LiveSessions() },
 		QueuedSessions: func() int { return a.b.QueuedSessions() },
 	})
-	if a.sl != nil {
-		a.sl.SetAPIObserver(a.met)
-	}
 	return botObserver{a.met}
 }
 

@@ -14,9 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/claudeops/claudeops/adapters/console"
-	matrixadapter "github.com/claudeops/claudeops/adapters/matrix"
-	slackadapter "github.com/claudeops/claudeops/adapters/slack"
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/health"
@@ -100,33 +98,25 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 
 // app is the bot with everything it runs: built by buildApp, run by run.
 type app struct {
-	log    *slog.Logger
-	st     *store.Store
-	b      *bot.Bot
-	sch    *scheduler.Scheduler
-	con    *console.Adapter
-	sl     *slackadapter.Adapter
-	mx     *matrixadapter.Adapter
-	srv    *http.Server   // nil without CLAUDEOPS_HTTP_ADDR
-	health *health.Health // /healthz, /readyz (healthwire.go); nil without it
-	ln     net.Listener
-	stdout io.Writer
-	met    *metrics.Metrics // what /metrics shows (metrics.go)
+	log *slog.Logger
+	st  *store.Store
+	b   *bot.Bot
+	sch *scheduler.Scheduler
+	// adapters are the running platforms' (platform.go), in the order of
+	// their settings.
+	adapters []adapters.Adapter
+	srv      *http.Server   // nil without CLAUDEOPS_HTTP_ADDR
+	health   *health.Health // /healthz, /readyz (healthwire.go); nil without it
+	ln       net.Listener
+	stdout   io.Writer
+	met      *metrics.Metrics // what /metrics shows (metrics.go)
 }
 
-// buildApp checks the platforms' configuration, opens the store and builds
-// the bot, its adapters, the scheduler and the HTTP listener. On failure it
-// returns nil and the exit code, having closed what it opened.
+// buildApp opens the store and builds the bot, its adapters, the scheduler
+// and the HTTP listener. On failure it returns nil and the exit code,
+// having closed what it opened.
 func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer) (*app, int) {
-	slackSet := cfg.SlackBotToken != "" || cfg.SlackAppToken != "" || cfg.SlackSigningSecret != ""
-	matrixSet := cfg.MatrixHomeserver != "" || cfg.MatrixAccessToken != "" || cfg.MatrixPassword != ""
 	a := &app{log: log, stdout: stdout}
-	if slackSet && !consoleOnly {
-		var code int
-		if a.sl, code = newSlack(cfg, log); a.sl == nil {
-			return nil, code
-		}
-	}
 	if old := leftBehind(cfg); old != "" {
 		log.Warn("a database at the old default place is not used: the bot's state now lives in its state directory; "+
 			"move the file (with its -wal, -shm and .matrix-* files) there, or set CLAUDEOPS_DB outside the working directory",
@@ -138,35 +128,16 @@ func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logge
 		return nil, exitFailure
 	}
 	a.st = st
-	if code := a.build(ctx, cfg, consoleOnly || (!slackSet && !matrixSet), matrixSet && !consoleOnly, stdin); code != exitOK {
+	if code := a.build(ctx, cfg, cfg.Platforms.running(consoleOnly), stdin); code != exitOK {
 		a.closeStore()
 		return nil, code
 	}
 	return a, exitOK
 }
 
-// newSlack configures the Slack adapter; nil and the exit code when it
-// cannot be.
-func newSlack(cfg config, log *slog.Logger) (*slackadapter.Adapter, int) {
-	sl, err := slackadapter.New(slackadapter.Config{
-		BotToken: cfg.SlackBotToken, AppToken: cfg.SlackAppToken, SigningSecret: cfg.SlackSigningSecret,
-		APIURL: cfg.SlackAPIURL, AllowBots: cfg.SlackAllowBots, Streaming: cfg.SlackStreaming, Logger: log,
-		CatchUp: cfg.SlackCatchUp,
-	})
-	if err != nil {
-		log.Error("slack configuration", "err", err)
-		return nil, exitConfig
-	}
-	if cfg.SlackSigningSecret != "" && cfg.HTTPAddr == "" {
-		log.Error("SLACK_SIGNING_SECRET is set but CLAUDEOPS_HTTP_ADDR is not: nowhere to receive Slack's HTTP deliveries")
-		return nil, exitConfig
-	}
-	return sl, exitOK
-}
-
-// build makes the bot, the console and Matrix adapters, the scheduler and
+// build makes the bot, the adapters of the platforms, the scheduler and
 // the HTTP listener over the open store; it returns an exit code.
-func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool, stdin io.Reader) int {
+func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin io.Reader) int {
 	log := a.log
 	runner, startCLI, err := buildRunner(ctx, cfg, log)
 	if err != nil {
@@ -179,35 +150,17 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 		log.Error("set up the workspaces", "err", err)
 		return exitFailure
 	}
-	if useConsole {
-		// The person at the console is the operator: allowed, and an admin.
-		bcfg.AllowedUsers = append(bcfg.AllowedUsers, console.OperatorID)
-		bcfg.Admins = append(bcfg.Admins, console.OperatorID)
-		a.con = console.New(console.Options{In: stdin, Out: a.stdout, MaxLine: cfg.ConsoleMaxLine, TestHooks: cfg.ConsoleTestHooks})
-	} else if len(cfg.AllowedUsers) == 0 {
+	for _, p := range platforms {
+		if c, ok := p.(botConfigurer); ok {
+			c.configureBot(&bcfg)
+		}
+	}
+	if len(bcfg.AllowedUsers) == 0 {
 		log.Warn("CLAUDEOPS_ALLOWED_USERS is empty: nobody may use the bot")
 	}
 	a.b = bot.New(bcfg, a.st)
-	if a.con != nil {
-		a.b.AddAdapter(a.con)
-	}
-	if a.sl != nil {
-		a.b.AddAdapter(a.sl)
-		// What was posted while the bot was away is read back on connect.
-		a.sl.SetCatchUpState(slackState{a.st}, a.b.Allowed)
-	}
-	if useMatrix {
-		if a.mx, err = newMatrix(cfg, a.st, a.b.Allowed, log); err != nil {
-			log.Error("matrix configuration", "err", err)
-			return exitConfig
-		}
-		a.mx.SetAPIObserver(a.met)
-		a.b.AddAdapter(a.mx)
-		// Logged in before Recover: it edits prompts a previous run left open.
-		if err := a.mx.Connect(ctx); err != nil {
-			log.Error("matrix", "err", err)
-			return exitFailure
-		}
+	if code := a.addAdapters(ctx, platforms, wiring{cfg: cfg, log: log, st: a.st, b: a.b, stdin: stdin, stdout: a.stdout}); code != exitOK {
+		return code
 	}
 	if err := a.b.Recover(ctx); err != nil {
 		log.Error("recover state", "err", err)
@@ -224,9 +177,49 @@ func (a *app) build(ctx context.Context, cfg config, useConsole, useMatrix bool,
 	if cfg.HTTPAddr != "" {
 		a.health = a.newHealth(cfg, runner)
 		a.health.SeedCLI(startCLI) // the image's CLI was just checked: no second probe
-		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.sl, a.health, a.met.Handler()); err != nil {
+		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.adapters, a.health, a.met.Handler()); err != nil {
 			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
 			return exitFailure
+		}
+	}
+	return exitOK
+}
+
+// apiObserved is an adapter that reports its platform's API calls
+// (adapters.APIObserver) to whoever is set: the metrics.
+type apiObserved interface {
+	SetAPIObserver(o adapters.APIObserver)
+}
+
+// connecter is an adapter that logs in before it runs (Matrix): before
+// Recover, which edits prompts a previous run left open.
+type connecter interface {
+	Connect(ctx context.Context) error
+}
+
+// addAdapters makes each platform's adapter and hands it to the bot, its
+// API calls reported to the metrics, logged in where it must be; it
+// returns an exit code.
+func (a *app) addAdapters(ctx context.Context, platforms []platform, w wiring) int {
+	for _, p := range platforms {
+		ad, err := p.build(w)
+		if err != nil {
+			a.log.Error("set up the chat platform", "err", err)
+			if errors.As(err, new(settingsError)) {
+				return exitConfig
+			}
+			return exitFailure
+		}
+		if o, ok := ad.(apiObserved); ok {
+			o.SetAPIObserver(a.met)
+		}
+		a.b.AddAdapter(ad)
+		a.adapters = append(a.adapters, ad)
+		if c, ok := ad.(connecter); ok {
+			if err := c.Connect(ctx); err != nil {
+				a.log.Error("connect", "platform", ad.Name(), "err", err)
+				return exitFailure
+			}
 		}
 	}
 	return exitOK
@@ -306,16 +299,12 @@ func (a *app) run(ctx context.Context) int {
 	intake, sched, sessions := newStage(ctx, "intake"), newStage(ctx, "scheduler"), newStage(ctx, "sessions")
 	sessions.spawn(g, "sessions", func(ctx context.Context) error { return runGrace(ctx, a.b.Run, sessionsGrace) })
 	sched.spawn(g, "scheduler", a.sch.Run)
-	if a.con != nil {
-		intake.spawn(g, "console", func(ctx context.Context) error { return a.con.Run(ctx, a.b.Deliver) })
-		fmt.Fprintf(a.stdout, "claudeops console: type a message for Claude; `help` lists commands, `/thread <name>` switches threads.\n")
-		g.Go(func() error { return a.untilInputDone(gctx, sessions.ctx) })
-	}
-	if a.sl != nil {
-		intake.spawn(g, "slack adapter", func(ctx context.Context) error { return a.sl.Run(ctx, a.b.Deliver) })
-	}
-	if a.mx != nil {
-		intake.spawn(g, "matrix adapter", func(ctx context.Context) error { return a.mx.Run(ctx, a.b.Deliver) })
+	for _, ad := range a.adapters {
+		intake.spawn(g, ad.Name()+" adapter", func(ctx context.Context) error { return ad.Run(ctx, a.b.Deliver) })
+		if in, ok := ad.(inputEnder); ok {
+			fmt.Fprintf(a.stdout, "claudeops console: type a message for Claude; `help` lists commands, `/thread <name>` switches threads.\n")
+			g.Go(func() error { return a.untilInputDone(gctx, sessions.ctx, in) })
+		}
 	}
 	if a.srv != nil {
 		intake.spawn(g, "http server", a.serveHTTP)
@@ -351,20 +340,31 @@ func (a *app) shutdown(stages ...*stage) {
 		a.log.Info("shutdown: stopped " + s.name)
 	}
 	a.log.Info("shutdown: closing adapters")
-	if a.sl != nil {
-		a.sl.Close() // last edits: final texts, expired prompts
-	}
-	if a.mx != nil {
-		a.mx.Close()
+	for _, ad := range a.adapters {
+		if c, ok := ad.(closer); ok {
+			c.Close() // last edits: final texts, expired prompts
+		}
 	}
 	a.log.Info("shutdown: closed adapters")
 }
 
-// untilInputDone ends the run when the console's input has ended and what
-// was asked has finished (scripted use).
-func (a *app) untilInputDone(ctx, sessions context.Context) error {
+// closer is an adapter that sends what it has queued when closed.
+type closer interface {
+	Close()
+}
+
+// inputEnder is an adapter whose input can end (the console, the
+// operator's terminal): it greets the operator, and the run ends once its
+// input has.
+type inputEnder interface {
+	InputClosed() <-chan struct{}
+}
+
+// untilInputDone ends the run when in's input has ended and what was
+// asked has finished (scripted use).
+func (a *app) untilInputDone(ctx, sessions context.Context, in inputEnder) error {
 	select {
-	case <-a.con.InputClosed():
+	case <-in.InputClosed():
 		a.b.WaitIdle(sessions)
 		a.log.Info("console input ended and nothing is running; exiting")
 		return errInputEnded
@@ -401,30 +401,23 @@ func runGrace(ctx context.Context, fn func(context.Context) error, grace time.Du
 	}
 }
 
-// newMatrix configures the Matrix adapter: its login and sync position live
-// in the bot's database, its crypto state in a file beside it.
-func newMatrix(cfg config, st *store.Store, mayInvite func(string) bool, log *slog.Logger) (*matrixadapter.Adapter, error) {
-	cryptoDB, recoveryKey := matrixFiles(cfg)
-	return matrixadapter.New(matrixadapter.Config{
-		Homeserver: cfg.MatrixHomeserver, UserID: cfg.MatrixUserID,
-		AccessToken: cfg.MatrixAccessToken, DeviceID: cfg.MatrixDeviceID, Password: cfg.MatrixPassword,
-		CryptoDB:        cryptoDB,
-		PrivateDB:       store.MakePrivate,
-		RecoveryKeyFile: recoveryKey,
-		EditInterval:    cfg.MatrixEditInterval,
-		MayInvite:       mayInvite,
-		State:           matrixState{st},
-		Logger:          log,
-	})
+// httpReceiver is an adapter that also takes its platform's deliveries
+// over HTTP (Slack's Events API): at /<name>/events, on a server it
+// configures (its limits for slow or idle clients).
+type httpReceiver interface {
+	HTTPHandler() http.Handler
+	ConfigureServer(srv *http.Server)
 }
 
-// newHTTP makes the server for Slack's HTTP mode at /slack/events and the
+// newHTTP makes the server for the adapters' HTTP deliveries and the
 // operational endpoints (/healthz, /readyz, /metrics), listening on addr.
-func newHTTP(addr string, sl *slackadapter.Adapter, h *health.Health, metricsH http.Handler) (*http.Server, net.Listener, error) {
+func newHTTP(addr string, ads []adapters.Adapter, h *health.Health, metricsH http.Handler) (*http.Server, net.Listener, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metricsH)
-	if sl != nil {
-		mux.Handle("POST /slack/events", sl.HTTPHandler())
+	for _, ad := range ads {
+		if r, ok := ad.(httpReceiver); ok {
+			mux.Handle("POST /"+ad.Name()+"/events", r.HTTPHandler())
+		}
 	}
 	h.Register(mux)
 	ln, err := net.Listen("tcp", addr)
@@ -432,8 +425,10 @@ func newHTTP(addr string, sl *slackadapter.Adapter, h *health.Health, metricsH h
 		return nil, nil, err
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if sl != nil {
-		sl.ConfigureServer(srv) // slow or idle clients are cut off
+	for _, ad := range ads {
+		if r, ok := ad.(httpReceiver); ok {
+			r.ConfigureServer(srv)
+		}
 	}
 	return srv, ln, nil
 }

@@ -64,9 +64,9 @@ func TestSecretFiles(t *testing.T) {
 			"SLACK_SIGNING_SECRET_FILE=" + file("sign", "s3cret"),
 			"MATRIX_ACCESS_TOKEN_FILE=" + file("mat", "syt_x\n\n"),
 			"MATRIX_PASSWORD_FILE=" + file("pw", " pass word \n"),
-		}, config{SlackBotToken: "xoxb-1", SlackAppToken: "xapp-1", SlackSigningSecret: "s3cret", MatrixAccessToken: "syt_x", MatrixPassword: " pass word "}, nil},
+		}, secretsOf("xoxb-1", "xapp-1", "s3cret", "syt_x", " pass word "), nil},
 		{"from the environment", []string{"SLACK_BOT_TOKEN=xoxb-2", "MATRIX_PASSWORD=pw"},
-			config{SlackBotToken: "xoxb-2", MatrixPassword: "pw"}, nil},
+			secretsOf("xoxb-2", "", "", "", "pw"), nil},
 		{"both set", []string{"SLACK_BOT_TOKEN=xoxb-3", "SLACK_BOT_TOKEN_FILE=" + file("bot3", "xoxb-3"),
 			"MATRIX_PASSWORD=a", "MATRIX_PASSWORD_FILE=" + file("pw3", "b")},
 			config{}, []string{"SLACK_BOT_TOKEN and SLACK_BOT_TOKEN_FILE are both set", "MATRIX_PASSWORD and MATRIX_PASSWORD_FILE are both set"}},
@@ -89,8 +89,8 @@ func TestSecretFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := config{SlackBotToken: c.SlackBotToken, SlackAppToken: c.SlackAppToken, SlackSigningSecret: c.SlackSigningSecret,
-				MatrixAccessToken: c.MatrixAccessToken, MatrixPassword: c.MatrixPassword}
+			sl, mx := c.Platforms.Slack, c.Platforms.Matrix
+			got := secretsOf(sl.BotToken, sl.AppToken, sl.SigningSecret, mx.AccessToken, mx.Password)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("secrets %+v, want %+v", got, tt.want)
 			}
@@ -133,4 +133,13 @@ func TestReceiveSecretsTakesOnlySecrets(t *testing.T) {
 		}
 		r.Close()
 	}
+}
+
+// secretsOf is a configuration holding these secrets alone.
+func secretsOf(slackBot, slackApp, slackSigning, matrixToken, matrixPassword string) config {
+	var c config
+	sl, mx := &c.Platforms.Slack, &c.Platforms.Matrix
+	sl.BotToken, sl.AppToken, sl.SigningSecret = slackBot, slackApp, slackSigning
+	mx.AccessToken, mx.Password = matrixToken, matrixPassword
+	return c
 }

@@ -41,8 +41,8 @@ func TestCatchUpSetting(t *testing.T) {
 			switch {
 			case tt.bad == "" && err != nil:
 				t.Fatalf("unexpected problems:\n%v", err)
-			case tt.bad == "" && c.SlackCatchUp != tt.want:
-				t.Errorf("catch-up %v, want %v", c.SlackCatchUp, tt.want)
+			case tt.bad == "" && c.Platforms.Slack.CatchUp != tt.want:
+				t.Errorf("catch-up %v, want %v", c.Platforms.Slack.CatchUp, tt.want)
 			case tt.bad != "" && (!errors.As(err, &ce) || len(ce.lines()) != 1 || !strings.Contains(ce.lines()[0], tt.bad)):
 				t.Errorf("problems %v, want one line with %q", err, tt.bad)
 			}
