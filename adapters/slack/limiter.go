@@ -3,17 +3,17 @@ package slack
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
+	"golang.org/x/time/rate"
 )
 
 // Per-method budgets (SLACK.md §1): one budget per method per workspace,
 // shared by every session of the bot; chat.postMessage is limited per
 // channel. rate is calls per second, burst how many may go at once.
-var methodLimits = map[string]struct{ rate, burst float64 }{
+var methodLimits = map[string]methodLimit{
 	"chat.postMessage":             {1, 3}, // per channel
 	"chat.update":                  {50.0 / 60, 5},
 	"chat.delete":                  {50.0 / 60, 5},
@@ -31,19 +31,30 @@ var methodLimits = map[string]struct{ rate, burst float64 }{
 	"conversations.history": {50.0 / 60, 5},
 }
 
+type methodLimit struct {
+	rate  float64
+	burst int
+}
+
+// tier3 is the budget of a method not listed: Slack's Tier 3.
+var tier3 = methodLimit{50.0 / 60, 5}
+
 // limiter paces calls per method (and per channel for chat.postMessage)
 // and honours Retry-After: after a 429 no call of that method goes out
-// before the time Slack named.
+// before the time Slack named. Each budget is a token bucket of
+// golang.org/x/time/rate, always asked at l.now (a test's clock may be
+// given); what rate does not do, a Retry-After per method, one call in
+// flight per budget, forgetting idle budgets, is here.
 type limiter struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	scale   float64
-	buckets map[string]*bucket
+	buckets map[budgetKey]*rate.Limiter
 	blocked map[string]time.Time
 	// turns lets one call per budget be in flight: a call sent while
 	// another awaits its answer could not honour the 429 that answer may
 	// carry. A budget's entry lives while a call holds or awaits it.
-	turns map[string]*turn
+	turns map[budgetKey]*turn
 	// swept is when buckets were last swept (see sweepLocked).
 	swept time.Time
 }
@@ -53,63 +64,76 @@ type turn struct {
 	users int // calls holding or awaiting the turn
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
 func newLimiter(scale float64, now func() time.Time) *limiter {
 	if scale <= 0 {
 		scale = 1
 	}
-	return &limiter{now: now, scale: scale, buckets: map[string]*bucket{}, blocked: map[string]time.Time{}, turns: map[string]*turn{}}
+	return &limiter{now: now, scale: scale, buckets: map[budgetKey]*rate.Limiter{}, blocked: map[string]time.Time{}, turns: map[budgetKey]*turn{}}
 }
 
-func bucketKey(method, channel string) string {
-	if method == "chat.postMessage" {
-		return method + "/" + channel
+// budgetKey names a budget: a method's, or chat.postMessage's in one
+// channel (a struct: no key is built per call).
+type budgetKey struct{ method, channel string }
+
+func bucketKey(method, channel string) budgetKey {
+	if method != "chat.postMessage" {
+		channel = ""
 	}
-	return method
+	return budgetKey{method, channel}
 }
 
-// bucketLocked is the budget of method (and channel) refilled up to now,
-// with its refill rate per second. Called with l.mu held.
-func (l *limiter) bucketLocked(method, channel string, now time.Time) (*bucket, float64) {
-	lim, ok := methodLimits[method]
-	if !ok {
-		lim.rate, lim.burst = 50.0/60, 5
+// blockedLocked is how long a Retry-After still holds method (0: none).
+// Called with l.mu held.
+func (l *limiter) blockedLocked(method string, now time.Time) time.Duration {
+	if len(l.blocked) == 0 { // as nearly always: no string hashed
+		return 0
 	}
-	rate := lim.rate * l.scale
+	if until, ok := l.blocked[method]; ok && now.Before(until) {
+		return until.Sub(now)
+	}
+	return 0
+}
+
+// bucketLocked is the budget of method (and channel), made full on first
+// use. Called with l.mu held.
+func (l *limiter) bucketLocked(method, channel string) *rate.Limiter {
 	key := bucketKey(method, channel)
 	b := l.buckets[key]
 	if b == nil {
-		b = &bucket{tokens: lim.burst, last: now}
+		lim, ok := methodLimits[method]
+		if !ok {
+			lim = tier3
+		}
+		b = rate.NewLimiter(rate.Limit(lim.rate*l.scale), lim.burst)
 		l.buckets[key] = b
 	}
-	b.tokens = min(lim.burst, b.tokens+now.Sub(b.last).Seconds()*rate)
-	b.last = now
-	return b, rate
+	return b
 }
 
 // wait blocks until a call of method may be made, or ctx ends. It
-// returns how long it slept for the budget or a Retry-After.
+// returns how long it slept for the budget or a Retry-After. The token is
+// reserved before the sleep for it; a Retry-After that comes meanwhile
+// (another channel's chat.postMessage) is waited out with the token
+// kept, and a wait given up gives it back.
 func (l *limiter) wait(ctx context.Context, method, channel string) (time.Duration, error) {
-	var waited time.Duration
+	var (
+		waited time.Duration
+		token  *rate.Reservation
+	)
 	for {
 		l.mu.Lock()
 		now := l.now()
-		var d time.Duration
-		if until, ok := l.blocked[method]; ok && now.Before(until) {
-			d = until.Sub(now)
-		} else {
-			b, rate := l.bucketLocked(method, channel, now)
-			if b.tokens >= 1 {
-				b.tokens--
-				l.sweepLocked(now)
-				l.mu.Unlock()
-				return waited, nil
+		d := l.blockedLocked(method, now)
+		if d == 0 && token == nil {
+			if b := l.bucketLocked(method, channel); !b.AllowN(now, 1) {
+				token = b.ReserveN(now, 1) // allocates: only when the budget is spent
+				d = token.DelayFrom(now)
 			}
-			d = time.Duration((1 - b.tokens) / rate * float64(time.Second))
+		}
+		if d == 0 {
+			l.sweepLocked(now)
+			l.mu.Unlock()
+			return waited, nil
 		}
 		l.mu.Unlock()
 		t := time.NewTimer(d)
@@ -117,6 +141,9 @@ func (l *limiter) wait(ctx context.Context, method, channel string) (time.Durati
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			if token != nil {
+				token.CancelAt(l.now())
+			}
 			return waited + time.Since(slept), ctx.Err()
 		case <-t.C:
 		}
@@ -161,12 +188,7 @@ func (l *limiter) sweepLocked(now time.Time) {
 	}
 	l.swept = now
 	for key, b := range l.buckets {
-		method, _, _ := strings.Cut(key, "/")
-		lim, ok := methodLimits[method]
-		if !ok {
-			lim.rate, lim.burst = 50.0/60, 5
-		}
-		if b.tokens+now.Sub(b.last).Seconds()*lim.rate*l.scale >= lim.burst {
+		if b.TokensAt(now) >= float64(b.Burst()) {
 			delete(l.buckets, key)
 		}
 	}
@@ -233,19 +255,16 @@ func (l *limiter) take(method, channel string, within time.Duration) (time.Durat
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if until, ok := l.blocked[method]; ok && now.Before(until) {
+	if l.blockedLocked(method, now) > 0 {
 		return 0, false
 	}
-	b, rate := l.bucketLocked(method, channel, now)
-	if b.tokens >= 1 {
-		b.tokens--
-		return 0, true
-	}
-	wait := time.Duration((1 - b.tokens) / rate * float64(time.Second))
+	// A token due within is reserved: owed back by the refill.
+	r := l.bucketLocked(method, channel).ReserveN(now, 1)
+	wait := r.DelayFrom(now)
 	if wait > within {
+		r.CancelAt(now)
 		return 0, false
 	}
-	b.tokens-- // reserved: owed back by the refill within wait
 	return wait, true
 }
 
