@@ -79,6 +79,26 @@ type settingsError struct{ error }
 
 func (e settingsError) Unwrap() error { return e.error }
 
+// stateKeeper is a platform that keeps files of its own beside the
+// database (Matrix: its crypto store and recovery key): they are the bot's
+// state, kept apart from sessions and protected as the database is.
+// databases are SQLite files, which have side files (-wal, -shm, -journal).
+type stateKeeper interface {
+	stateFiles(c config) (databases, files []string)
+}
+
+// platformFiles are the files every platform keeps beside the database,
+// whether it runs or not (an earlier run's are still there).
+func (c *config) platformFiles() (databases, files []string) {
+	for _, p := range c.Platforms.list() {
+		if k, ok := p.(stateKeeper); ok {
+			d, f := k.stateFiles(*c)
+			databases, files = append(databases, d...), append(files, f...)
+		}
+	}
+	return databases, files
+}
+
 // botConfigurer is a platform that changes what the bot is made with (the
 // console: its operator is allowed, and an admin).
 type botConfigurer interface {

@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"strings"
 
 	"github.com/claudeops/claudeops/adapters"
 	matrixadapter "github.com/claudeops/claudeops/adapters/matrix"
@@ -41,6 +43,18 @@ func (p *matrixPlatform) startChecks(config) []problem {
 		bad = append(bad, problem{want: "MATRIX_HOMESERVER is set but neither MATRIX_ACCESS_TOKEN (with MATRIX_DEVICE_ID) nor MATRIX_PASSWORD is"})
 	}
 	return bad
+}
+
+// matrixFiles are the adapter's crypto store and recovery-key file, kept
+// beside the database.
+func matrixFiles(c config) (cryptoDB, recoveryKey string) {
+	base := strings.TrimSuffix(c.DB, filepath.Ext(c.DB))
+	return base + ".matrix-crypto.db", base + ".matrix-recovery-key"
+}
+
+func (p *matrixPlatform) stateFiles(c config) (databases, files []string) {
+	crypto, key := matrixFiles(c)
+	return []string{crypto}, []string{key}
 }
 
 // build makes the adapter: its login and sync position live in the bot's

@@ -21,7 +21,7 @@ import (
 // The state directory is CLAUDEOPS_STATE_DIR, else $XDG_STATE_HOME/claudeops,
 // else ~/.local/state/claudeops; it is in use when set, or when CLAUDEOPS_DB
 // is not set (the database defaults to claudeops.db there). The Matrix
-// crypto store and recovery key live beside the database (matrixFiles).
+// crypto store and recovery key live beside the database (platformFiles).
 func (c *config) placeState(m map[string]string) []string {
 	switch {
 	case c.StateDir != "":
@@ -61,15 +61,19 @@ func defaultStateDir(m map[string]string) (string, error) {
 }
 
 // statePaths are the bot's state: the state directory when in use, the
-// database, the Matrix crypto store, the recovery-key file and the log
-// file.
+// database, the files the platforms keep beside it (the Matrix crypto
+// store, the recovery-key file) and the log file.
 func statePaths(c config) []string {
-	crypto, key := matrixFiles(c)
 	var out []string
 	if c.StateDir != "" {
 		out = append(out, c.StateDir)
 	}
-	return append(out, absPath(c.DB), absPath(crypto), absPath(key), logPath(c))
+	out = append(out, absPath(c.DB))
+	dbs, files := c.platformFiles()
+	for _, f := range append(dbs, files...) {
+		out = append(out, absPath(f))
+	}
+	return append(out, logPath(c))
 }
 
 // stateApart lists a conflict when the sessions' working directory holds
