@@ -59,8 +59,6 @@ type Config struct {
 	MaxThreadsPerUser   int
 	MaxSchedulesPerUser int
 
-	// Limits bound turns' time and spend (limits.go).
-	Limits Limits
 	// Workspace binds channels to git repositories (workspace.go).
 	Workspace WorkspaceConfig
 
@@ -113,7 +111,6 @@ func (c *Config) defaults() {
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
-	c.Limits.defaults()
 	c.Workspace.defaults()
 }
 

@@ -25,7 +25,7 @@ func (h *harness) requests() int { return len(h.api.Requests()) }
 // against the budget.
 func TestConsoleThreadBudget(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, script(nil), func(c *Config) { c.Limits.ThreadUSD = tinyBudget })
+	h := newHarness(t, script(nil), func(c *testConfig) { c.Limits.ThreadUSD = tinyBudget })
 
 	h.say("hello")
 	h.expect(`^\[main\] claude: ok: .*hello$`)
@@ -78,7 +78,7 @@ func TestConsoleChannelDayBudget(t *testing.T) {
 	release := func() { once.Do(func() { close(hold) }) }
 	t.Cleanup(release)
 	var skew atomic.Int64
-	h := newHarness(t, script(hold), func(c *Config) {
+	h := newHarness(t, script(hold), func(c *testConfig) {
 		c.Limits.ChannelDayUSD = tinyBudget
 		c.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	})
@@ -123,7 +123,8 @@ func TestConsoleChannelDayBudget(t *testing.T) {
 		t.Errorf("%d model requests for the refused run, want none", got-n)
 	}
 	h.say("/thread t3")
-	day := dayStart(time.Now().Add(time.Duration(skew.Load())))
+	now := time.Now().Add(time.Duration(skew.Load())).UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC) // the budget's day
 	if u, err := h.st.ChannelUsageSince(context.Background(), "console/console", day); err != nil || u.CostUSD < tinyBudget {
 		t.Errorf("the channel's spend today %+v (%v): want it over the budget", u, err)
 	}
@@ -143,7 +144,7 @@ func TestConsoleChannelDayBudget(t *testing.T) {
 // it.
 func TestConsoleScheduleRunBudget(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, script(nil), func(c *Config) { c.Limits.ScheduleRunUSD = tinyBudget })
+	h := newHarness(t, script(nil), func(c *testConfig) { c.Limits.ScheduleRunUSD = tinyBudget })
 	stop := startScheduler(t, h)
 	defer stop()
 

@@ -35,8 +35,6 @@ func (w *worker) cmdStatus(ctx context.Context, ev adapters.Event, _ []string) {
 		w.log.Error("thread usage", "err", err)
 	}
 	st := &thread.Status{Admin: w.isAdmin(ev.User.ID), ThreadSpent: u.CostUSD}
-	st.ThreadNote = budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD)
-	st.Spend = w.channelBudgetLines(ctx)
 	each(w.parts, func(p thread.Statuser) { p.Status(ctx, st) })
 	lines := []string{
 		"State: " + state,
@@ -155,16 +153,14 @@ func (w *worker) cmdCost(ctx context.Context, ev adapters.Event, _ []string) {
 		w.reply(ctx, "Could not read usage: "+err.Error())
 		return
 	}
-	c, err := w.store.ChannelUsageSince(ctx, w.ref.ChannelKey(), dayStart(w.now()))
+	now := w.now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	c, err := w.store.ChannelUsageSince(ctx, w.ref.ChannelKey(), day)
 	if err != nil {
 		w.reply(ctx, "Could not read usage: "+err.Error())
 		return
 	}
 	st := &thread.Status{Cost: true, Admin: w.isAdmin(ev.User.ID), ThreadSpent: u.CostUSD, ChannelSpent: c.CostUSD}
-	st.ThreadNote, st.ChannelNote = budgetLine(w.cfg.Limits.ThreadUSD, u.CostUSD), budgetLine(w.cfg.Limits.ChannelDayUSD, c.CostUSD)
-	if l := runBudgetLine(w.cfg.Limits); l != "" {
-		st.Tail = append(st.Tail, strings.TrimPrefix(l, "\n"))
-	}
 	each(w.parts, func(p thread.Statuser) { p.Status(ctx, st) })
 	text := fmt.Sprintf("This thread: $%.4f · %s · %d input / %d output tokens%s\nThis channel today (UTC): $%.4f · %s%s",
 		u.CostUSD, turnsText(u), u.InputTokens, u.OutputTokens, st.ThreadNote, c.CostUSD, turnsText(c), st.ChannelNote)

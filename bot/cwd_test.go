@@ -24,7 +24,7 @@ func TestCwdRefusesBotState(t *testing.T) {
 	if err := os.WriteFile(db, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, script(nil), func(c *Config) {
+	h := newHarness(t, script(nil), func(c *testConfig) {
 		c.ProtectedPaths = []string{state, db, db + "-wal", db + "-shm"}
 	})
 	parent := filepath.Dir(state)
@@ -100,7 +100,7 @@ func TestCwdRefusesBotState(t *testing.T) {
 func TestStoredCwdCheckedAtStart(t *testing.T) {
 	state := t.TempDir()
 	db := filepath.Join(state, "claudeops.db")
-	h := newHarness(t, script(nil), func(c *Config) {
+	h := newHarness(t, script(nil), func(c *testConfig) {
 		c.ProtectedPaths = []string{state, db}
 	})
 	err := h.st.SaveChannel(context.Background(), store.Channel{Key: console.Platform + "/" + console.Platform, Cwd: filepath.Dir(state), UpdatedBy: "old"})

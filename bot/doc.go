@@ -75,9 +75,10 @@
 //     acked) before a worker sees it; it is settled when a turn takes it
 //     up, when it was a command or a click, or when its thread was told why
 //     not (settle.go). Recover tells the threads of the unsettled ones.
-//   - A turn is bounded: by CLAUDEOPS_TURN_TIMEOUT of its own time (the clock
-//     stops while a prompt waits for a person, whose wait the approval timeout
-//     bounds; turnclock.go), and by the spend budgets (budget.go): a thread
-//     or channel over budget refuses the message before anything reaches
-//     Claude, and a running process carries --max-budget-usd of what is left.
+//   - A turn is bounded, when cmd gives the bot the limits extension
+//     (bot/limits): by CLAUDEOPS_TURN_TIMEOUT of its own time (the clock
+//     stops while a prompt waits for a person, whose wait the approval
+//     timeout bounds), and by the spend budgets: a thread or channel over
+//     budget refuses the message before anything reaches Claude, and a
+//     running process carries --max-budget-usd of what is left.
 package bot

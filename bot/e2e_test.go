@@ -198,7 +198,7 @@ func TestConsoleStopMidTurnAndQueuedFollowUps(t *testing.T) {
 }
 
 func TestConsoleReapThenResume(t *testing.T) {
-	h := newHarness(t, script(nil), func(c *Config) { c.IdleTimeout = 500 * time.Millisecond })
+	h := newHarness(t, script(nil), func(c *testConfig) { c.IdleTimeout = 500 * time.Millisecond })
 	h.say("remember pineapple")
 	h.expect(`— ✓`)
 	deadline := time.Now().Add(30 * time.Second)
@@ -243,7 +243,7 @@ func TestConsoleManyThreadsOverCap(t *testing.T) {
 	var once sync.Once
 	release := func() { once.Do(func() { close(hold) }) }
 	t.Cleanup(release)
-	h := newHarness(t, script(hold), func(c *Config) { c.MaxSessions = maxLive })
+	h := newHarness(t, script(hold), func(c *testConfig) { c.MaxSessions = maxLive })
 	var peak int
 	stop := make(chan struct{})
 	sampled := make(chan struct{})

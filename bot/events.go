@@ -152,7 +152,6 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	}
 	w.log.Info("turn ended", "result", r.Subtype, "is_error", r.IsError, "cost_usd", cost,
 		"input_tokens", in, "output_tokens", out, "duration_ms", r.DurationMS)
-	w.sess.used += cost
 	w.cfg.Observer.TurnEnded(turnResult(r), w.now().Sub(t.started))
 	w.cfg.Observer.Spent(w.ref, usageOf(r, cost))
 	// The turn's own tools that never reported back (interrupted) end here;
@@ -161,32 +160,20 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.view.footer(ctx, r, cost)
 	w.view.end()
 	end := &thread.TurnEnd{Result: r, Cost: cost, InputTokens: in, OutputTokens: out, Err: resultErr(r)}
-	w.afterSpend(ctx, cost)
-	// stopped says why a limit stopped the turn ("" if none did).
-	stopped := w.clock.grace // told already: the CLI may still report the cut turn as over its budget
-	if stopped == "" && budgetExhausted(r) {
-		stopped = w.onBudgetResult(ctx, r)
-	}
+	each(w.parts, func(h thread.TurnEnder) { h.AfterTurn(ctx, end) })
 	w.afterTurnChanges(ctx)
 	if w.schedRun != nil {
-		out := resultOutcome(r, cost)
-		if stopped != "" {
-			out.err = errors.New("stopped: " + stopped)
-		}
-		w.runBranch(ctx, &out)
-		w.finishRun(out)
+		o := resultOutcome(r, cost)
+		o.err = end.Err
+		w.runBranch(ctx, &o)
+		w.finishRun(o)
 		// Free the slot now: a reply in this thread resumes the session.
 		// Unless people wrote in the thread while the run went on: the CLI
 		// holds their messages and answers them next.
-		if len(w.queued) == 0 || budgetExhausted(r) {
+		if len(w.queued) == 0 {
 			end.Release = true
 		}
-	} else if budgetExhausted(r) {
-		// The process's cap is used up: it would refuse every turn. The
-		// next message (once a budget allows it) resumes with a new one.
-		end.Release = true
 	}
-	each(w.parts, func(h thread.TurnEnder) { h.AfterTurn(ctx, end) })
 	if end.Release {
 		w.stop("")
 	}

@@ -124,8 +124,17 @@ func (f *face) BeginRun(ctx context.Context, r thread.Run, p thread.Prompt) erro
 	w.thread.Model, w.thread.Cwd = r.Schedule.Model, r.Schedule.Cwd
 	w.saveThread(ctx)
 	w.autoRun = &r
-	return w.prompt(ctx, promptIn{Prompt: p})
+	var refused *thread.Refused
+	if err := w.prompt(ctx, promptIn{Prompt: p}); errors.As(err, &refused) {
+		return err
+	} else if err != nil {
+		return errNotSent
+	}
+	return nil
 }
+
+// errNotSent: a run's prompt could not be sent (the thread was told why).
+var errNotSent = errors.New("the prompt could not be sent to Claude")
 
 // posted is what a thread's parts posted for themselves (thread.Thread.Post):
 // unbounded, so that a part's timer never waits on a busy thread, and

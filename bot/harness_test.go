@@ -15,6 +15,8 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/console"
+	"github.com/claudeops/claudeops/bot/limits"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
 	"github.com/claudeops/claudeops/internal/testrunner"
@@ -22,6 +24,20 @@ import (
 )
 
 const waitTimeout = 90 * time.Second
+
+// testConfig is what a test sets of the bot: its Config, and the
+// configuration of the extensions every test bot gets, as cmd gives them.
+type testConfig struct {
+	Config
+	Limits limits.Config
+}
+
+// bot is the bot's Config with its extensions, in cmd's order.
+func (c *testConfig) bot() Config {
+	cfg := c.Config
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits)}
+	return cfg
+}
 
 // lines records console output and lets a test wait for a line.
 type lines struct {
@@ -67,7 +83,7 @@ type harness struct {
 	home    string
 	workdir string
 	db      string
-	mod     func(*Config)
+	mod     func(*testConfig)
 	// wrap, when set, stands between the bot and the console adapter.
 	wrap func(adapters.Adapter) adapters.Adapter
 	// wrapStart, when set, stands between the bot and the CLI processes it
@@ -83,13 +99,13 @@ type harness struct {
 	cursor int
 }
 
-func newHarness(t *testing.T, script fakeanthropic.Script, mod func(*Config)) *harness {
+func newHarness(t *testing.T, script fakeanthropic.Script, mod func(*testConfig)) *harness {
 	t.Helper()
 	return newHarnessWrapped(t, script, mod, nil)
 }
 
 // newHarnessWrapped is newHarness with wrap around the console adapter.
-func newHarnessWrapped(t *testing.T, script fakeanthropic.Script, mod func(*Config), wrap func(adapters.Adapter) adapters.Adapter) *harness {
+func newHarnessWrapped(t *testing.T, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter) *harness {
 	t.Helper()
 	h := &harness{
 		wrap:    wrap,
@@ -126,7 +142,7 @@ func (h *harness) startBot() {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cfg := Config{
+	cfg := testConfig{Config: Config{
 		Runner:          testrunner.Runner(h.t, h.home, filepath.Dir(h.db)),
 		ClaudeBin:       h.bin,
 		Env:             h.env(),
@@ -137,7 +153,7 @@ func (h *harness) startBot() {
 		IdleTimeout:     time.Hour,
 		ApprovalTimeout: time.Hour,
 		StopGrace:       3 * time.Second,
-	}
+	}}
 	if testing.Verbose() {
 		cfg.Logger = nil
 	}
@@ -150,7 +166,7 @@ func (h *harness) startBot() {
 		out = newLines() // kept across restarts, like a terminal
 	}
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
-	b := New(cfg, st)
+	b := New(cfg.bot(), st)
 	if h.wrapStart != nil {
 		b.start = h.wrapStart(b.start)
 	}

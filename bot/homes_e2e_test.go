@@ -28,7 +28,7 @@ func TestNewRemovesTheThreadsHome(t *testing.T) {
 		return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(text)}}
 	}
 	base := filepath.Join(t.TempDir(), "claude-homes")
-	h := newHarness(t, script, func(c *Config) {
+	h := newHarness(t, script, func(c *testConfig) {
 		if sb, ok := c.Runner.(claudeproc.Sandbox); ok { // CLAUDEOPS_TEST_RUNNER=sandbox
 			base = sb.HomeBase
 			return

@@ -133,3 +133,17 @@ func (v *view) textShown(ref adapters.MessageRef) {
 		t.asked = time.Time{}
 	}
 }
+
+// turnTokens are the input and output tokens of r's turn. A result the
+// CLI cut at its budget reports zeros in usage; the per-model figures
+// still hold what the turn used.
+func turnTokens(r *claudeproc.Result) (in, out int64) {
+	in, out = r.Usage.InputTokens, r.Usage.OutputTokens
+	if in == 0 && out == 0 {
+		for _, u := range r.ModelUsageSinceLastResult {
+			in += u.InputTokens
+			out += u.OutputTokens
+		}
+	}
+	return in, out
+}

@@ -97,7 +97,7 @@ func TestObserverCrashThenResume(t *testing.T) {
 		return p, nil
 	})
 	obs := newCountingObserver()
-	h := newReplayHarness(t, cli, func(c *Config) { c.Observer = obs })
+	h := newReplayHarness(t, cli, func(c *testConfig) { c.Observer = obs })
 	h.say("hello")
 	see(h, `^\[main\] — ✗ Turn ended: Claude Code stopped$`)
 	waitBotIdle(t, h.b)
@@ -134,7 +134,7 @@ func TestObserverResumeLost(t *testing.T) {
 		return newFakeProc(context.Background(), o, slices.Clone(text)), nil
 	})
 	obs := newCountingObserver()
-	h := newReplayHarness(t, cli, func(c *Config) { c.Observer = obs })
+	h := newReplayHarness(t, cli, func(c *testConfig) { c.Observer = obs })
 	now := time.Now()
 	if err := h.st.SaveThread(context.Background(), store.Thread{
 		Key: replayThread, Platform: "console", Channel: "console", ThreadID: "main",
@@ -166,7 +166,7 @@ func TestObserverApprovals(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			cli := newFakeCLI(t, replaying(t, tt.transcript))
 			obs := newCountingObserver()
-			h := newReplayHarness(t, cli, func(c *Config) {
+			h := newReplayHarness(t, cli, func(c *testConfig) {
 				c.Observer = obs
 				if strings.HasSuffix(tt.want, "expired") {
 					c.ApprovalTimeout = time.Second

@@ -35,7 +35,7 @@ func TestConsoleParkedRequestNotifiesCreator(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, script(nil), func(c *Config) { c.ApprovalTimeout = tt.approval })
+			h := newHarness(t, script(nil), func(c *testConfig) { c.ApprovalTimeout = tt.approval })
 			stop := startScheduler(t, h)
 			defer stop()
 

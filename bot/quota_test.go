@@ -85,7 +85,7 @@ func (h *harness) refusals(user string) int {
 func TestConsoleThreadsPerUser(t *testing.T) {
 	hold, release := holdRelease(t)
 	var skew atomic.Int64 // moves the bot's clock forward
-	h := newHarness(t, script(hold), func(c *Config) {
+	h := newHarness(t, script(hold), func(c *testConfig) {
 		c.MaxThreadsPerUser = 2
 		c.Now = func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	})
@@ -160,7 +160,7 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 func TestConsoleOneQueueNoticePerUser(t *testing.T) {
 	const threads = 200
 	hold, _ := holdRelease(t)
-	h := newHarness(t, script(hold), func(c *Config) {
+	h := newHarness(t, script(hold), func(c *testConfig) {
 		c.MaxSessions = 2
 		c.MaxThreadsPerUser = 1000 // this test is about the notices
 	})
@@ -187,7 +187,7 @@ func TestConsoleOneQueueNoticePerUser(t *testing.T) {
 // CLAUDEOPS_MAX_SCHEDULES_PER_USER counts a user's schedules across the
 // bot; admins are exempt.
 func TestConsoleSchedulesPerUser(t *testing.T) {
-	h := newHarness(t, script(nil), func(c *Config) { c.MaxSchedulesPerUser = 2 })
+	h := newHarness(t, script(nil), func(c *testConfig) { c.MaxSchedulesPerUser = 2 })
 	stop := startSchedulerWith(t, h, scheduler.Config{})
 	defer stop()
 	h.say(`/as bob schedule add "0 2 * * *" one`)
@@ -275,7 +275,7 @@ func TestConsoleScheduleMinInterval(t *testing.T) {
 func TestConsoleThreadFloodDefaults(t *testing.T) {
 	const threads = 200
 	hold, _ := holdRelease(t)
-	h := newHarness(t, script(hold), func(c *Config) { c.MaxSessions = 2 })
+	h := newHarness(t, script(hold), func(c *testConfig) { c.MaxSessions = 2 })
 	for i := range threads {
 		h.say(fmt.Sprintf("/thread t%d", i))
 		h.say(fmt.Sprintf("/as bob slow %d", i))
@@ -324,7 +324,7 @@ func TestConsoleThreadFloodDefaults(t *testing.T) {
 // that waits on a busy session is told, and told when it goes on.
 func TestConsoleQueueNoticeOnlyWhenBusy(t *testing.T) {
 	hold, release := holdRelease(t)
-	h := newHarness(t, script(hold), func(c *Config) { c.MaxSessions = 1 })
+	h := newHarness(t, script(hold), func(c *testConfig) { c.MaxSessions = 1 })
 	const busy, free = `Claude sessions? (are|is) busy`, `A Claude session is free`
 
 	h.say("/thread a")

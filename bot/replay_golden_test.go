@@ -154,7 +154,7 @@ func TestReplayGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cli := newFakeCLI(t, replaying(t, tc.name, tc.auto...))
-			h := newReplayHarness(t, cli, func(c *Config) { c.Now = replayNow })
+			h := newReplayHarness(t, cli, func(c *testConfig) { c.Now = replayNow })
 			actions := recordedInputs(t, tc.name)
 			pop := func(kind string) recordedInput {
 				t.Helper()

@@ -213,7 +213,7 @@ func (c *fakeCLI) proc(n int) *fakeProc {
 
 // newReplayHarness runs the bot as harness.startBot does (console over a
 // pipe, SQLite in a temp dir), with the fake CLI as its starter.
-func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*Config)) *harness {
+func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*testConfig)) *harness {
 	t.Helper()
 	h := &harness{
 		t:       t,
@@ -225,7 +225,7 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{
+	cfg := testConfig{Config: Config{
 		ClaudeBin:       "claude-fake",
 		Env:             []string{"PATH=/usr/bin:/bin"},
 		Workdir:         h.workdir,
@@ -235,7 +235,7 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*Config)) *harness {
 		IdleTimeout:     time.Hour,
 		ApprovalTimeout: time.Hour,
 		StopGrace:       time.Second,
-	}
+	}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -243,7 +243,7 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*Config)) *harness {
 	out := newLines()
 	conNow := cfg.Now
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true, Now: conNow})
-	b := New(cfg, st)
+	b := New(cfg.bot(), st)
 	b.start = cli.start
 	b.AddAdapter(con)
 	if err := b.Recover(context.Background()); err != nil {

@@ -122,7 +122,7 @@ func TestReplayResumeFailureStartsFresh(t *testing.T) {
 // message that says so, the prompt says so, and the store agrees.
 func TestReplayApprovalExpires(t *testing.T) {
 	cli := newFakeCLI(t, replaying(t, "bash-approval-deny"))
-	h := newReplayHarness(t, cli, func(c *Config) { c.ApprovalTimeout = time.Second })
+	h := newReplayHarness(t, cli, func(c *testConfig) { c.ApprovalTimeout = time.Second })
 	h.say("create a file")
 	id := see(h, `^\[main\] \? approval (\w+): Bash wants to run`)[1]
 	asked := time.Now()
@@ -151,7 +151,7 @@ func TestReplayMailboxFull(t *testing.T) {
 		return p, nil
 	})
 	cli.block = make(chan struct{})
-	h := newReplayHarness(t, cli, func(c *Config) { c.MailboxSize = 2 })
+	h := newReplayHarness(t, cli, func(c *testConfig) { c.MailboxSize = 2 })
 	h.say("m1")
 	select {
 	case <-cli.called:

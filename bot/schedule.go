@@ -95,18 +95,15 @@ func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time
 // startScheduled begins a scheduled run in this (new) thread.
 func (w *worker) startScheduled(ctx context.Context, run *scheduledRun) {
 	s := run.schedule
-	if err := w.loadThread(ctx, adapters.User{ID: s.CreatedBy}); err != nil {
-		run.done <- runOutcome{err: fmt.Errorf("load thread: %w", err)}
-		return
-	}
-	w.thread.Model, w.thread.Cwd = s.Model, s.Cwd
-	w.saveThread(ctx)
 	w.schedRun = run
-	_ = w.prompt(ctx, promptIn{Prompt: thread.Prompt{Text: s.Prompt, User: adapters.User{ID: s.CreatedBy}, Auto: "scheduler",
-		Header: scheduleHeader(s.ID, s.CreatedBy)}})
-	if w.view.turn == nil && w.schedRun != nil {
-		// The prompt could not be sent (the notice says why).
-		w.finishRun(runOutcome{err: errors.New("the prompt could not be sent to Claude")})
+	p := thread.Prompt{Text: s.Prompt, User: adapters.User{ID: s.CreatedBy}, Auto: "scheduler", Header: scheduleHeader(s.ID, s.CreatedBy)}
+	var refused *thread.Refused
+	switch err := w.face.BeginRun(ctx, thread.Run{Schedule: s, Slot: run.slot}, p); {
+	case errors.As(err, &refused):
+		w.finishRun(runOutcome{err: errors.New("not run: " + refused.Why)})
+	case err != nil:
+		// Not sent (the notice says why).
+		w.finishRun(runOutcome{err: err})
 	}
 }
 
@@ -145,6 +142,7 @@ func (w *worker) finishRun(out runOutcome) {
 	}
 	w.schedRun.done <- out
 	w.schedRun = nil
+	w.face.EndRun()
 }
 
 // unattended: a scheduled run whose approvals nobody is asked for.

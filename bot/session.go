@@ -69,8 +69,6 @@ type session struct {
 	start starter
 	// evict asks the worker to give the slot back (on its goroutine).
 	evict func()
-	// budget is the --max-budget-usd of a process starting now (budget.go).
-	budget func() (budgetCap, bool)
 	// launch runs the thread's Launcher hooks on a process about to start.
 	launch func(*thread.Launch)
 
@@ -81,13 +79,6 @@ type session struct {
 	mcp     *mcptools.Server
 	started bool          // this process printed system/init at least once
 	initial *queuedPrompt // first prompt of a resumed process, resent if the resume fails
-	// cap is the process's --max-budget-usd (when capped); used is what
-	// its turns have reported spending since it started.
-	cap    budgetCap
-	capped bool
-	used   float64
-	// capTold: the thread was told this process's cap is spent.
-	capTold bool
 	// closing is set while close drains the process's last events: what
 	// they trigger must not close it again.
 	closing bool
@@ -133,14 +124,8 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 	} else {
 		o.Resume = id
 	}
-	// The cap is taken once the slot is: what is left now.
-	var c budgetCap
-	var capped bool
-	if s.budget != nil {
-		if c, capped = s.budget(); capped {
-			o.ExtraArgs = append(o.ExtraArgs, capArgs(c)...)
-		}
-	}
+	// The hooks see it once the slot is taken: a budget cap is what is
+	// left now.
 	if s.launch != nil {
 		l := thread.Launch{Dir: o.Dir, Resume: o.Resume != ""}
 		s.launch(&l)
@@ -156,7 +141,6 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 	}
 	s.cfg.Observer.ProcessStarted(o.Resume != "")
 	s.proc, s.events, s.started = p, p.Events(), false
-	s.cap, s.capped, s.used, s.capTold = c, capped, 0, false
 	s.log.Info("claude started", "session", id, "resume", o.Resume != "", "cwd", o.Dir)
 	return id, nil
 }

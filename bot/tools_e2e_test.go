@@ -49,7 +49,7 @@ func TestConsoleSendFile(t *testing.T) {
 func TestConsoleSendFileSeesWhatTheSessionSees(t *testing.T) {
 	testcli.Bwrap(t)
 	var env string
-	h := newHarness(t, script(nil), func(c *Config) {
+	h := newHarness(t, script(nil), func(c *testConfig) {
 		env = filepath.Join(c.Workdir, ".env")
 		c.Runner = claudeproc.Sandbox{HomeBase: filepath.Join(t.TempDir(), "homes"), Hide: []string{env}}
 	})

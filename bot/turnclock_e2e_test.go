@@ -64,7 +64,7 @@ func TestConsoleTurnTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			hold := make(chan struct{}) // never released: the first turn hangs
-			h := newHarness(t, script(hold), func(c *Config) {
+			h := newHarness(t, script(hold), func(c *testConfig) {
 				c.MaxSessions = 1
 				c.Limits.TurnTimeout = turnLimit
 			})
@@ -147,7 +147,7 @@ func TestConsoleTurnTimeoutWaitsForApprovals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, script(nil), func(c *Config) {
+			h := newHarness(t, script(nil), func(c *testConfig) {
 				c.Limits.TurnTimeout = turnLimit
 				c.ApprovalTimeout = tt.approval
 			})

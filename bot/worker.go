@@ -25,7 +25,6 @@ const (
 	inScheduled                  // start a scheduled run in this thread
 	inStopRun                    // a scheduled run's time is up
 	inRules                      // the channel's deny rules changed
-	inBudget                     // another thread spent the channel's budget
 	inReclaim                    // the thread's worktree has been idle past its TTL
 	inPosted                     // a message for the thread's extension parts
 )
@@ -78,8 +77,6 @@ type worker struct {
 	handedOver bool
 	// schedRun is the scheduled run this thread is doing, if any.
 	schedRun *scheduledRun
-	// clock times the running turn (CLAUDEOPS_TURN_TIMEOUT).
-	clock turnClock
 	// arrived is when the event being handled reached the bot.
 	arrived time.Time
 	// wsSnap names the worktree's content when the turn began (or after
@@ -114,7 +111,6 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		posted:  newPosted(),
 	}
 	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) },
-		budget: func() (budgetCap, bool) { return w.processCap(context.Background()) },
 		launch: func(l *thread.Launch) {
 			each(w.parts, func(p thread.Launcher) { p.BeforeLaunch(context.Background(), l) })
 		}}
@@ -174,8 +170,6 @@ func (w *worker) run(ctx context.Context) {
 			w.handleProc(work, ev)
 		case <-w.view.tickC:
 			w.view.tick(work)
-		case <-w.clock.C:
-			w.onTurnClock(work)
 		case <-idleC:
 			if w.sess.live() {
 				w.log.Info("idle session reaped", "after", w.cfg.IdleTimeout)
@@ -188,7 +182,6 @@ func (w *worker) run(ctx context.Context) {
 			}
 			w.resetIdle()
 		}
-		w.syncClock()
 		s := w.state()
 		each(w.parts, func(p thread.Watcher) { p.Watch(work, s) })
 		if w.quiet() {
@@ -233,8 +226,6 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		w.startScheduled(ctx, in.run)
 	case inStopRun:
 		w.stopRun(ctx)
-	case inBudget:
-		w.onChannelOverBudget(ctx)
 	case inReclaim:
 		w.reclaimIdle(ctx)
 	case inPosted:
@@ -368,7 +359,6 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 		}
 		msg = w.withFiles(ctx, msg, p.files)
 	}
-	w.recap(ctx)
 	if err := w.ensureProcess(ctx); err != nil {
 		if w.life.Err() == nil {
 			w.log.Error("start claude", "err", err)
@@ -381,9 +371,6 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 
 // gate asks the PromptGates about p: a refusal is told and audited.
 func (w *worker) gate(ctx context.Context, p thread.Prompt) error {
-	if w.budgetGate(ctx, p) {
-		return &thread.Refused{Why: "a budget is spent"}
-	}
 	err := w.parts.beforePrompt(ctx, p)
 	if err == nil {
 		return nil

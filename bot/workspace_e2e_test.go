@@ -57,7 +57,7 @@ func remoteFile(t *testing.T, bare, branch, path string) string {
 
 // wsHarness is a console harness whose channel is bound to a fresh bare
 // repository by configuration.
-func wsHarness(t *testing.T, mod func(*Config)) (*harness, string, string) {
+func wsHarness(t *testing.T, mod func(*testConfig)) (*harness, string, string) {
 	t.Helper()
 	bare := bareRemote(t)
 	wsDir := t.TempDir()
@@ -65,7 +65,7 @@ func wsHarness(t *testing.T, mod func(*Config)) (*harness, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, script(nil), func(c *Config) {
+	h := newHarness(t, script(nil), func(c *testConfig) {
 		c.Workspace.Manager = m
 		c.Workspace.Repos = map[string]string{"console/console": bare}
 		if mod != nil {
@@ -218,7 +218,7 @@ func TestWorktreeNewKeepsUnpushedBranch(t *testing.T) {
 // its worktree; its unpushed work is kept on its branch and it is told.
 func TestWorktreeStaleCleaned(t *testing.T) {
 	homes := filepath.Join(t.TempDir(), "claude-homes")
-	h, _, wsDir := wsHarness(t, func(c *Config) {
+	h, _, wsDir := wsHarness(t, func(c *testConfig) {
 		c.Workspace.TTL = 2 * time.Second
 		c.Workspace.Sweep = 200 * time.Millisecond
 		if sb, ok := c.Runner.(claudeproc.Sandbox); ok { // CLAUDEOPS_TEST_RUNNER=sandbox

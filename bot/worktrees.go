@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -42,7 +43,7 @@ func (w *worker) reclaimIdle(ctx context.Context) {
 		return
 	}
 	w.stop("")
-	w.releaseWorktree(ctx, "This thread was idle for "+formatLimit(ttl))
+	w.releaseWorktree(ctx, "This thread was idle for "+text.Duration(ttl))
 	if w.thread.Worktree == "" {
 		// The CLI keeps sessions by directory: the next worktree starts a
 		// fresh conversation, so what the CLI kept for this one goes too

@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/bot/limits"
 )
 
-// limitsConfig holds the turn timeout and the spend budgets (bot.Limits).
+// limitsConfig holds the turn timeout and the spend budgets (limits.Config).
 // A budget is in US dollars, as the CLI reports cost; 0 means none.
 type limitsConfig struct {
 	TurnTimeout       time.Duration `env:"CLAUDEOPS_TURN_TIMEOUT" envDefault:"1h"`
@@ -36,8 +36,8 @@ func budget(name string, v float64) problem {
 	return p
 }
 
-func (l limitsConfig) bot() bot.Limits {
-	return bot.Limits{
+func (l limitsConfig) bot() limits.Config {
+	return limits.Config{
 		TurnTimeout:    l.TurnTimeout,
 		ThreadUSD:      l.BudgetThread,
 		ChannelDayUSD:  l.BudgetChannelDay,

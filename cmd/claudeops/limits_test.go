@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
 	"github.com/claudeops/claudeops/internal/testrunner"
@@ -25,28 +25,28 @@ func TestLimitSettings(t *testing.T) {
 	tests := []struct {
 		name string
 		env  []string
-		want []string   // one substring per problem line, in order
-		got  bot.Limits // with no problem: what the bot is given
+		want []string      // one substring per problem line, in order
+		got  limits.Config // with no problem: what the bot is given
 	}{
-		{"defaults", nil, nil, bot.Limits{TurnTimeout: time.Hour}},
+		{"defaults", nil, nil, limits.Config{TurnTimeout: time.Hour}},
 		{"set", []string{"CLAUDEOPS_TURN_TIMEOUT=90s", "CLAUDEOPS_BUDGET_THREAD_USD=5", "CLAUDEOPS_BUDGET_CHANNEL_DAY_USD=20.5", "CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD=0.25"}, nil,
-			bot.Limits{TurnTimeout: 90 * time.Second, ThreadUSD: 5, ChannelDayUSD: 20.5, ScheduleRunUSD: 0.25}},
-		{"0 is no budget", []string{"CLAUDEOPS_BUDGET_THREAD_USD=0", "CLAUDEOPS_BUDGET_CHANNEL_DAY_USD=0.0"}, nil, bot.Limits{TurnTimeout: time.Hour}},
-		{"a turn timeout of 0 or less", []string{"CLAUDEOPS_TURN_TIMEOUT=0"}, []string{"CLAUDEOPS_TURN_TIMEOUT=0: want a duration above 0"}, bot.Limits{}},
+			limits.Config{TurnTimeout: 90 * time.Second, ThreadUSD: 5, ChannelDayUSD: 20.5, ScheduleRunUSD: 0.25}},
+		{"0 is no budget", []string{"CLAUDEOPS_BUDGET_THREAD_USD=0", "CLAUDEOPS_BUDGET_CHANNEL_DAY_USD=0.0"}, nil, limits.Config{TurnTimeout: time.Hour}},
+		{"a turn timeout of 0 or less", []string{"CLAUDEOPS_TURN_TIMEOUT=0"}, []string{"CLAUDEOPS_TURN_TIMEOUT=0: want a duration above 0"}, limits.Config{}},
 		{"negative budgets", []string{"CLAUDEOPS_TURN_TIMEOUT=-1s", "CLAUDEOPS_BUDGET_THREAD_USD=-1", "CLAUDEOPS_BUDGET_CHANNEL_DAY_USD=-0.01", "CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD=-5"}, []string{
 			"CLAUDEOPS_TURN_TIMEOUT=-1s: want a duration above 0",
 			"CLAUDEOPS_BUDGET_THREAD_USD=-1: want 0 (no budget) or an amount in US dollars above 0",
 			"CLAUDEOPS_BUDGET_CHANNEL_DAY_USD=-0.01: want 0 (no budget) or an amount",
 			"CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD=-5: want 0 (no budget) or an amount",
-		}, bot.Limits{}},
+		}, limits.Config{}},
 		{"amounts that are no amounts", []string{"CLAUDEOPS_BUDGET_THREAD_USD=NaN", "CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD=Inf"}, []string{
 			"CLAUDEOPS_BUDGET_THREAD_USD=NaN: want 0 (no budget) or an amount",
 			"CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD=Inf: want 0 (no budget) or an amount",
-		}, bot.Limits{}},
+		}, limits.Config{}},
 		{"values that do not parse, once each", []string{"CLAUDEOPS_BUDGET_THREAD_USD=$5", "CLAUDEOPS_TURN_TIMEOUT=an hour"}, []string{
 			"CLAUDEOPS_TURN_TIMEOUT",
 			"CLAUDEOPS_BUDGET_THREAD_USD",
-		}, bot.Limits{}},
+		}, limits.Config{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -242,7 +242,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		// Per-user quotas.
 		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
 		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
-		Limits:              cfg.Limits.bot(),
+		Extensions:          extensions(cfg),
 		Workspace:           bot.WorkspaceConfig{Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL},
 	}
 }

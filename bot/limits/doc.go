@@ -1,0 +1,30 @@
+// Package limits is the extension (package thread) that bounds what a
+// thread's turns may take: time and money. It owns the turn clock and the
+// spend budgets; the kernel knows neither.
+//
+// The turn clock (clock.go) times a running turn against
+// CLAUDEOPS_TURN_TIMEOUT, paused while a prompt of the thread waits for a
+// person (that wait has its own deadline, and a person who decides within
+// it must not find the turn killed under them). When it fires the turn is
+// interrupted, and a turn still running after the stop grace is ended by
+// closing its process.
+//
+// The budgets (budget.go): before a prompt, the stored spend decides (each
+// finished turn's cost, as its result reported it): a thread or channel at
+// or over its budget refuses the message, and nothing reaches Claude.
+// During a turn the CLI decides: each process is started with
+// --max-budget-usd set to what is left of the tightest budget that applies
+// (the CLI checks it after every model request and ends the turn with an
+// error_max_budget_usd result, running no further tool). A live process's
+// cap goes stale when another thread of the channel spends, or the day
+// turns: before each prompt it is compared with what is left, and a
+// process whose cap differs is restarted (resumed) with the new one. When
+// a turn leaves the channel over its budget, the channel's other running
+// turns are stopped. Budgets bind everyone, admins and the console's
+// operator too: they are the operator's setting, not a permission.
+//
+// Hooks (thread): PromptGate (the gate, then the recap), Launcher (the
+// cap), TurnEnder (the spend, and why a limit stopped the turn), Watcher
+// (the clock), Receiver (the clock firing; another thread's spend),
+// Statuser (the budgets in `status` and `cost`).
+package limits
