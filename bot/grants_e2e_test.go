@@ -31,7 +31,11 @@ func TestMonitorGrantIsACommandRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.say("monitor make test")
-	id := h.expect(`^\[main\] \? approval (\w+): Monitor wants to run`)[1]
+	m := h.expect(`^\[main\] (?:\? approval (\w+): Monitor wants to run|✗ Monitor: .*(No such tool available: Monitor))`)
+	if m[2] != "" {
+		t.Skip("this CLI has no Monitor tool (2.1.309 has none)")
+	}
+	id := m[1]
 	h.say("allow thread")
 	h.expect(`! approval ` + id + `: Allowed by operator for this thread \(Monitor\(make test:\*\)\)$`)
 	h.expect(`^\[main\] — `)
