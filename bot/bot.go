@@ -59,9 +59,6 @@ type Config struct {
 	MaxThreadsPerUser   int
 	MaxSchedulesPerUser int
 
-	// Workspace binds channels to git repositories (workspace.go).
-	Workspace WorkspaceConfig
-
 	// Observer is told what sessions do, for metrics (observe.go);
 	// default: nobody.
 	Observer Observer
@@ -111,7 +108,6 @@ func (c *Config) defaults() {
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
-	c.Workspace.defaults()
 }
 
 // Bot routes chat events to one worker per thread. Create it with New, then
@@ -223,8 +219,6 @@ func (b *Bot) outbound(platform string) adapters.Adapter {
 func (b *Bot) Run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	sweepTick := time.NewTicker(b.cfg.Workspace.Sweep)
-	defer sweepTick.Stop()
 	var sweeps sync.WaitGroup
 	for _, e := range b.cfg.Extensions {
 		if s, ok := e.(thread.Sweeper); ok {
@@ -237,8 +231,6 @@ func (b *Bot) Run(ctx context.Context) error {
 			sweeps.Wait()
 			b.shutdown()
 			return nil
-		case <-sweepTick.C:
-			b.sweepWorktrees(ctx)
 		case <-tick.C:
 			for _, p := range b.reg.Expire() {
 				b.toWorker(adapters.ThreadKey(p.ThreadKey), input{kind: inExpired, pending: p})

@@ -48,7 +48,6 @@ func (w *worker) cmdStatus(ctx context.Context, ev adapters.Event, _ []string) {
 	if w.thread.SessionID != "" {
 		lines = append(lines, "Session: "+w.thread.SessionID)
 	}
-	lines = append(lines, w.workspaceLines(ctx, st.Admin)...)
 	lines = append(lines, st.Tail...)
 	w.reply(ctx, strings.Join(lines, "\n"))
 }
@@ -85,7 +84,6 @@ func (w *worker) cmdNew(ctx context.Context, ev adapters.Event, _ []string) {
 	w.saveThread(ctx)
 	w.audit(ctx, ev.User.ID, "new", "session", "", true)
 	w.reply(ctx, "Session ended. Your next message starts a fresh conversation.")
-	w.releaseWorktree(ctx, "This thread's session ended")
 	each(w.parts, func(p thread.Ender) { p.OnEnd(ctx) })
 }
 

@@ -161,11 +161,9 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.view.end()
 	end := &thread.TurnEnd{Result: r, Cost: cost, InputTokens: in, OutputTokens: out, Err: resultErr(r)}
 	each(w.parts, func(h thread.TurnEnder) { h.AfterTurn(ctx, end) })
-	w.afterTurnChanges(ctx)
 	if w.schedRun != nil {
 		o := resultOutcome(r, cost)
-		o.err = end.Err
-		w.runBranch(ctx, &o)
+		o.err, o.res.Branch, o.res.Commit = end.Err, end.Branch, end.Commit
 		w.finishRun(o)
 		// Free the slot now: a reply in this thread resumes the session.
 		// Unless people wrote in the thread while the run went on: the CLI

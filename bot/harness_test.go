@@ -17,6 +17,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/bot/workspaces"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
 	"github.com/claudeops/claudeops/internal/testrunner"
@@ -29,13 +30,16 @@ const waitTimeout = 90 * time.Second
 // configuration of the extensions every test bot gets, as cmd gives them.
 type testConfig struct {
 	Config
-	Limits limits.Config
+	Limits    limits.Config
+	Workspace workspaces.Config
 }
 
-// bot is the bot's Config with its extensions, in cmd's order.
-func (c *testConfig) bot() Config {
+// bot is the bot's Config with its extensions over st, in cmd's order.
+func (c *testConfig) bot(st *store.Store) Config {
 	cfg := c.Config
-	cfg.Extensions = []thread.Extension{limits.New(c.Limits)}
+	ws := c.Workspace
+	ws.Channels = st
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits), workspaces.New(ws)}
 	return cfg
 }
 
@@ -166,7 +170,7 @@ func (h *harness) startBot() {
 		out = newLines() // kept across restarts, like a terminal
 	}
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
-	b := New(cfg.bot(), st)
+	b := New(cfg.bot(st), st)
 	if h.wrapStart != nil {
 		b.start = h.wrapStart(b.start)
 	}

@@ -243,7 +243,7 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*testConfig)) *harnes
 	out := newLines()
 	conNow := cfg.Now
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true, Now: conNow})
-	b := New(cfg.bot(), st)
+	b := New(cfg.bot(st), st)
 	b.start = cli.start
 	b.AddAdapter(con)
 	if err := b.Recover(context.Background()); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
@@ -291,7 +292,7 @@ func (w *worker) scheduleRuns(ctx context.Context, s store.Schedule) {
 		if r.Branch != "" {
 			l += " · branch `" + r.Branch + "`"
 			if r.Commit != "" {
-				l += " at " + shortCommit(r.Commit)
+				l += " at " + text.ShortCommit(r.Commit)
 			}
 		}
 		if r.Error != "" {
@@ -326,6 +327,19 @@ func (w *worker) scheduleChange(ctx context.Context, ev adapters.Event, sc Sched
 	}
 	w.audit(ctx, ev.User.ID, "schedule "+sub, strconv.FormatInt(s.ID, 10), "", true)
 	w.reply(ctx, msg)
+}
+
+// repo is the repository the thread's channel is bound to, as the
+// extension that binds channels says ("" for none).
+func (w *worker) repo(ctx context.Context) string {
+	for _, e := range w.b.cfg.Extensions {
+		if r, ok := e.(interface {
+			Repo(ctx context.Context, channel string) string
+		}); ok {
+			return r.Repo(ctx, w.ref.ChannelKey())
+		}
+	}
+	return ""
 }
 
 // scheduleOptions reads the options that may come before the prompt:

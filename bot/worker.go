@@ -25,7 +25,6 @@ const (
 	inScheduled                  // start a scheduled run in this thread
 	inStopRun                    // a scheduled run's time is up
 	inRules                      // the channel's deny rules changed
-	inReclaim                    // the thread's worktree has been idle past its TTL
 	inPosted                     // a message for the thread's extension parts
 )
 
@@ -79,9 +78,6 @@ type worker struct {
 	schedRun *scheduledRun
 	// arrived is when the event being handled reached the bot.
 	arrived time.Time
-	// wsSnap names the worktree's content when the turn began (or after
-	// the last summary), so a turn's end can say what it changed.
-	wsSnap string
 	// toldUnverified: who was told why an unverified event did not count,
 	// by user and reason (unverified.go).
 	toldUnverified map[string]bool
@@ -226,8 +222,6 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		w.startScheduled(ctx, in.run)
 	case inStopRun:
 		w.stopRun(ctx)
-	case inReclaim:
-		w.reclaimIdle(ctx)
 	case inPosted:
 		w.receive(ctx, in.msg)
 	case inEvent:
@@ -415,12 +409,7 @@ func (w *worker) send(ctx context.Context, qp *queuedPrompt) error {
 }
 
 // prepare readies the thread for its session to start (thread.Preparer).
-func (w *worker) prepare(ctx context.Context) error {
-	if err := w.ensureWorkspace(ctx); err != nil {
-		return err
-	}
-	return w.parts.prepare(ctx)
-}
+func (w *worker) prepare(ctx context.Context) error { return w.parts.prepare(ctx) }
 
 // ensureProcess starts (or resumes) the thread's claude process.
 func (w *worker) ensureProcess(ctx context.Context) error {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
@@ -281,7 +282,7 @@ func TestScheduledRunPushes(t *testing.T) {
 	}
 	gitRun(t, bare, "--git-dir", bare, "cat-file", "-e", runs[0].Commit+":nightly.txt")
 	h.say("schedule runs " + id)
-	h.expect("branch `" + runs[0].Branch + "` at " + shortCommit(runs[0].Commit))
+	h.expect("branch `" + runs[0].Branch + "` at " + text.ShortCommit(runs[0].Commit))
 }
 
 // cloneOf finds the bot's clone of the thread's repository: the git

@@ -1,17 +1,39 @@
 package main
 
 import (
+	"log/slog"
+
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/bot/workspaces"
+	"github.com/claudeops/claudeops/store"
 )
 
 // extensions are the features the bot's threads host (bot.Config.Extensions,
 // package thread), built from the configuration; the bot imports none of
-// them. Their order is the order their hooks run in: limits first (a
+// them.
+type extensions struct {
+	limits     *limits.Extension
+	workspaces *workspaces.Extension
+}
+
+// newExtensions builds the extensions over the open store.
+func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, error) {
+	m, err := newWorkspaces(cfg, log)
+	if err != nil {
+		return extensions{}, err
+	}
+	return extensions{
+		limits: limits.New(cfg.Limits.bot()),
+		workspaces: workspaces.New(workspaces.Config{
+			Manager: m, Channels: st, Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL,
+		}),
+	}, nil
+}
+
+// list is the extensions in the order their hooks run: limits first (a
 // turn's spend, and why a limit stopped it), then workspaces (the change
 // summary, a scheduled run's push), then schedules (the run's record).
-func extensions(cfg config) []thread.Extension {
-	return []thread.Extension{
-		limits.New(cfg.Limits.bot()),
-	}
+func (e extensions) list() []thread.Extension {
+	return []thread.Extension{e.limits, e.workspaces}
 }

@@ -146,10 +146,12 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 	}
 	bcfg := botConfig(cfg, runner, log)
 	bcfg.Observer = a.observe()
-	if bcfg.Workspace.Manager, err = newWorkspaces(cfg, log); err != nil {
+	ext, err := newExtensions(cfg, a.st, log)
+	if err != nil {
 		log.Error("set up the workspaces", "err", err)
 		return exitFailure
 	}
+	bcfg.Extensions = ext.list()
 	for _, p := range platforms {
 		if c, ok := p.(botConfigurer); ok {
 			c.configureBot(&bcfg)
@@ -242,8 +244,6 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		// Per-user quotas.
 		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
 		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
-		Extensions:          extensions(cfg),
-		Workspace:           bot.WorkspaceConfig{Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL},
 	}
 }
 

@@ -1,0 +1,26 @@
+// Package workspaces is the extension (package thread) that gives the
+// threads of a channel bound to a git repository a worktree each: the
+// bot's side of package workspace.
+//
+// A channel is bound by configuration (CLAUDEOPS_REPOS) or by an admin's
+// `repo`. Before a thread's session starts (Preparer), the thread gets a
+// worktree on a branch of its own, claudeops/thread-<name> (a scheduled
+// run's: claudeops/schedule-<id>-<slot>), made from the repository's
+// default branch after a fetch; it becomes the session's working
+// directory. A conversation belongs to its directory: a thread whose
+// worktree went makes a new one and starts a fresh conversation, and says
+// so. After each turn (TurnEnder) the thread is told what the turn
+// changed; a scheduled run added with --push commits and pushes its branch
+// when it changed files, and its record names the branch and the commit.
+// `diff`, `commit` and `push` (Commander) work on the thread's branch;
+// `new` (Ender) removes the worktree, keeping a branch with commits the
+// remote lacks. A sweep (Sweeper) hands each thread idle past
+// CLAUDEOPS_WORKTREE_TTL to its worker (Receiver), which removes the
+// worktree, and with it what the CLI kept of the conversation (it cannot
+// resume in another directory). A workspace call refused because the
+// clone's git configuration was changed outside the bot
+// (workspace.ErrTampered) is audited and told.
+//
+// Every git call runs on content the model wrote: package workspace keeps
+// that content from running anything.
+package workspaces

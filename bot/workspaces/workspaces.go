@@ -1,0 +1,136 @@
+package workspaces
+
+import (
+	"context"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/store"
+	"github.com/claudeops/claudeops/workspace"
+)
+
+// Config binds channels to repositories.
+type Config struct {
+	// Manager keeps the clones and worktrees; nil: no channel can be bound.
+	Manager Workspaces
+	// Channels saves a channel's binding made with `repo`; *store.Store is
+	// it.
+	Channels ChannelSaver
+	// Repos binds channels by configuration (channel key → repository);
+	// a binding made with `repo` wins.
+	Repos map[string]string
+	// TTL: a thread idle this long loses its worktree (default 7 days).
+	TTL time.Duration
+	// Sweep is how often idle worktrees are looked for (default: an hour,
+	// or TTL/4 when that is shorter).
+	Sweep time.Duration
+}
+
+// ChannelSaver saves a channel's settings.
+type ChannelSaver interface {
+	SaveChannel(ctx context.Context, c store.Channel) error
+}
+
+// Workspaces is what the extension needs of the repository workspaces;
+// *workspace.Manager is it. Every method runs git on the host, on content
+// the model wrote: the implementation must not let that content run
+// anything (see package workspace).
+type Workspaces interface {
+	// Check clones or fetches repo and returns its default branch.
+	Check(ctx context.Context, repo string) (string, error)
+	// Create makes a worktree on a new branch claudeops/<name>, from the
+	// repository's default branch after a fetch.
+	Create(ctx context.Context, repo, name string) (workspace.Worktree, error)
+	// Snapshot names the worktree's content as it is now.
+	Snapshot(ctx context.Context, wt workspace.Worktree) (string, error)
+	// Changes is the stat between two snapshots (or Base and a snapshot).
+	Changes(ctx context.Context, wt workspace.Worktree, from, to string) (workspace.Stat, error)
+	// Diff is the whole change since Base, committed or not.
+	Diff(ctx context.Context, wt workspace.Worktree) ([]byte, workspace.Stat, error)
+	// Commit commits everything; changed is false when there was nothing.
+	Commit(ctx context.Context, wt workspace.Worktree, message string, by workspace.Person) (commit string, changed bool, err error)
+	// Push pushes the branch to the remote's branch of the same name.
+	Push(ctx context.Context, wt workspace.Worktree) error
+	// Unpushed counts the branch's commits the remote does not have.
+	Unpushed(ctx context.Context, wt workspace.Worktree) (int, error)
+	// Remove removes the worktree (committing what is uncommitted first)
+	// and the branch unless it has unpushed commits (kept).
+	Remove(ctx context.Context, wt workspace.Worktree) (kept bool, err error)
+	// DiskUsage is the bytes the workspaces use.
+	DiskUsage(ctx context.Context) (int64, error)
+}
+
+// noRepo is stored by `repo none`: the channel is unbound even if the
+// configuration binds it.
+const noRepo = "none"
+
+// gitTimeout bounds the quick git calls made on a worker's path
+// (snapshots, stats); clones, fetches and pushes get gitLongTimeout.
+const (
+	gitTimeout     = time.Minute
+	gitLongTimeout = 10 * time.Minute
+)
+
+// Extension is the workspaces extension: one per bot.
+type Extension struct {
+	cfg  Config
+	host thread.Host
+}
+
+var (
+	_ thread.Commander = (*Extension)(nil)
+	_ thread.Sweeper   = (*Extension)(nil)
+)
+
+// New makes the extension; zero durations take the defaults.
+func New(cfg Config) *Extension {
+	if cfg.TTL <= 0 {
+		cfg.TTL = 7 * 24 * time.Hour
+	}
+	if cfg.Sweep <= 0 {
+		cfg.Sweep = min(time.Hour, cfg.TTL/4)
+	}
+	return &Extension{cfg: cfg}
+}
+
+func (e *Extension) Name() string       { return "workspaces" }
+func (e *Extension) Init(h thread.Host) { e.host = h }
+
+// Attach makes the extension's part in thread t.
+func (e *Extension) Attach(t thread.Thread) any { return &part{ext: e, t: t} }
+
+// Repo is the repository channel is bound to ("" for none).
+func (e *Extension) Repo(ctx context.Context, channel string) string {
+	if e.cfg.Manager == nil {
+		return ""
+	}
+	if c, ok, err := e.host.Store().GetChannel(ctx, channel); err == nil && ok && c.Repo != "" {
+		if c.Repo == noRepo {
+			return ""
+		}
+		return c.Repo
+	}
+	return e.cfg.Repos[channel]
+}
+
+// reclaim asks a thread's part to remove its worktree, idle past the TTL.
+type reclaim struct{}
+
+func (e *Extension) SweepEvery() time.Duration { return e.cfg.Sweep }
+
+// Sweep hands each thread whose worktree has been idle past the TTL to its
+// worker, which removes it unless the thread is busy.
+func (e *Extension) Sweep(ctx context.Context) {
+	if e.cfg.Manager == nil {
+		return
+	}
+	idle, err := e.host.Store().IdleWorktrees(ctx, e.host.Now().Add(-e.cfg.TTL))
+	if err != nil {
+		e.host.Log().Error("look for idle worktrees", "err", err)
+		return
+	}
+	for _, t := range idle {
+		e.host.PostTo(adapters.ThreadKey(t.Key), reclaim{})
+	}
+}
