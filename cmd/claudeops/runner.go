@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -52,18 +51,8 @@ type runnerConfig struct {
 	Kubernetes kubernetes.Settings
 }
 
-// kinds are the runners: the fields of r that are one, in order (so that
-// the list cannot miss one).
-func (r *runnerConfig) kinds() []runnerKind {
-	v := reflect.ValueOf(r).Elem()
-	var out []runnerKind
-	for i := range v.NumField() {
-		if k, ok := v.Field(i).Addr().Interface().(runnerKind); ok {
-			out = append(out, k)
-		}
-	}
-	return out
-}
+// kinds are the runners, in the order of r's fields.
+func (r *runnerConfig) kinds() []runnerKind { return fieldsAs[runnerKind](r) }
 
 // inUse is the runner CLAUDEOPS_RUNNER names; nil when it names none.
 func (r *runnerConfig) inUse() runnerKind {
