@@ -29,11 +29,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	if !question && w.settledByRules(ctx, cr, call) {
 		return
 	}
-	if w.unattended() {
-		w.denyUnattended(ctx, cr)
-		return
-	}
-	ask := &thread.Ask{RequestID: cr.RequestID, Tool: c.ToolName, Question: question, Input: c.Input, Deadline: w.parkedDeadline()}
+	ask := &thread.Ask{RequestID: cr.RequestID, Tool: c.ToolName, Question: question, Input: c.Input}
 	if w.parts.beforeAsk(ctx, ask); ask.Deny != "" {
 		if err := w.sess.deny(cr.RequestID, ask.Deny); err != nil {
 			log.Warn("answer can_use_tool", "err", err)
@@ -91,24 +87,9 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 	if err := w.store.SetApprovalPromptRef(ctx, p.ID, ref.String()); err != nil {
 		log.Error("store approval prompt ref", "err", err)
 	}
-	if w.parked() {
-		w.notifyCreator(ctx, ps, p)
-	}
 	asked := thread.Asked{Num: ps.num, Tool: p.Tool, Question: p.Question, Expires: p.ExpiresAt}
 	each(w.parts, func(h thread.Asks) { h.Asked(ctx, asked) })
 	w.updateIdle()
-}
-
-// denyUnattended: nobody is asked during an unattended scheduled run: only
-// allow rules let tools through.
-func (w *worker) denyUnattended(ctx context.Context, cr *claudeproc.ControlRequest) {
-	tool := cr.CanUseTool.ToolName
-	msg := fmt.Sprintf("This is an unattended scheduled run (schedule %d): only the channel's allow rules apply, and %s is not allowed by any. Ask an admin to add a rule (rules add allow %s(…)) or to set the schedule to park requests.", w.schedRun.schedule.ID, tool, tool)
-	if err := w.sess.proc.Deny(cr.RequestID, msg, false); err != nil {
-		w.log.Warn("answer can_use_tool", "request", cr.RequestID, "tool", tool, "err", err)
-	}
-	w.audit(ctx, "scheduler", "deny", tool, "unattended run", true)
-	w.notice(ctx, fmt.Sprintf("%s was denied: unattended scheduled run, and no allow rule covers it.", tool), false)
 }
 
 // settledByRules decides a tool call without a person when a rule, or the
@@ -426,10 +407,6 @@ func (w *worker) cancelRequest(ctx context.Context, requestID, reason, outcome s
 // onExpired: nobody decided in time. The tool is denied and the prompt
 // says it expired.
 func (w *worker) onExpired(ctx context.Context, p approvals.Pending) {
-	if w.parked() {
-		w.expiredParked(ctx, p)
-		return
-	}
 	e := &thread.Expiry{Tool: p.Tool, Expires: p.ExpiresAt, Tell: "Nobody approved this in time; it expired.", Outcome: "Expired: nobody decided in time."}
 	each(w.parts, func(h thread.Asks) { h.Expired(ctx, e) })
 	if ps := w.desk.get(p.ID); ps != nil {

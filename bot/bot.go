@@ -52,12 +52,10 @@ type Config struct {
 	Logger    *slog.Logger
 	Now       func() time.Time
 
-	// Per-user quotas (admins are exempt). MaxThreadsPerUser caps the live
-	// plus waiting sessions started by one user's messages (scheduled runs
-	// are not counted); MaxSchedulesPerUser caps the schedules one user
-	// created. 0 takes the default (3 and 10); negative means no cap.
-	MaxThreadsPerUser   int
-	MaxSchedulesPerUser int
+	// MaxThreadsPerUser caps the live plus waiting sessions started by
+	// one user's messages (admins are exempt; scheduled runs are not
+	// counted). 0 takes the default (3); negative means no cap.
+	MaxThreadsPerUser int
 
 	// Observer is told what sessions do, for metrics (observe.go);
 	// default: nobody.
@@ -102,9 +100,6 @@ func (c *Config) defaults() {
 	if c.MaxThreadsPerUser == 0 {
 		c.MaxThreadsPerUser = 3
 	}
-	if c.MaxSchedulesPerUser == 0 {
-		c.MaxSchedulesPerUser = 10
-	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
@@ -126,7 +121,6 @@ type Bot struct {
 	couriers   map[string]*courier.Courier // one per adapter: what threads post goes through it
 
 	mu      sync.Mutex
-	sched   Scheduling
 	workers map[adapters.ThreadKey]*worker
 	closing bool
 	wg      sync.WaitGroup

@@ -26,9 +26,6 @@ type row struct {
 	owner int
 }
 
-// scheduleForms are the forms of `schedule`.
-var scheduleForms = []string{`schedule add "<cron spec>" <prompt>`, "schedule list", "schedule runs|run|pause|resume|rm <id>"}
-
 // kernelCommands are the kernel's rows, in the order `help` shows them.
 var kernelCommands = []thread.Command{
 	{Name: "help", Usage: []string{"help"}, Help: "list the commands", Run: thread.Bind((*worker).cmdHelp)},
@@ -41,7 +38,6 @@ var kernelCommands = []thread.Command{
 	{Name: "cwd", Who: thread.Admins, Usage: []string{"cwd [path]"}, Help: "show, or (admins) set, the channel's working directory", Max: 1, Run: thread.Bind((*worker).cmdCwd)},
 	{Name: "rules", Who: thread.Admins, Usage: []string{"rules | rules add <allow|deny> <Tool>[(<pattern>)] | rules rm <id>"}, Help: "the channel's permission rules (changes: admins)",
 		Max: -1, Valid: validRulesArgs, Reread: rulesArgs, Run: thread.Bind((*worker).cmdRules)},
-	{Name: "schedule", Who: thread.Creator, Usage: scheduleForms, Help: "recurring prompts posting into this channel", Line: true, Run: thread.Bind((*worker).cmdSchedule)},
 }
 
 // commandTable is the bot's table: the kernel's rows and its extensions'.
@@ -91,6 +87,18 @@ func findCommand(table []row, text string) (*row, []string) {
 		}
 	}
 	return nil, nil
+}
+
+// cutWord: text starts with word (any case) followed by a space or the end.
+func cutWord(text, word string) (string, bool) {
+	if len(text) < len(word) || !strings.EqualFold(text[:len(word)], word) {
+		return "", false
+	}
+	rest := text[len(word):]
+	if rest != "" && rest[0] != ' ' {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
 }
 
 // isCommandText: text is one of the bot's commands (runCommand takes it).

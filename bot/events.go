@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -161,17 +160,6 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.view.end()
 	end := &thread.TurnEnd{Result: r, Cost: cost, InputTokens: in, OutputTokens: out, Err: resultErr(r)}
 	each(w.parts, func(h thread.TurnEnder) { h.AfterTurn(ctx, end) })
-	if w.schedRun != nil {
-		o := resultOutcome(r, cost)
-		o.err, o.res.Branch, o.res.Commit = end.Err, end.Branch, end.Commit
-		w.finishRun(o)
-		// Free the slot now: a reply in this thread resumes the session.
-		// Unless people wrote in the thread while the run went on: the CLI
-		// holds their messages and answers them next.
-		if len(w.queued) == 0 {
-			end.Release = true
-		}
-	}
 	if end.Release {
 		w.stop("")
 	}
@@ -273,7 +261,6 @@ func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason
 	clear(w.queued)
 	w.thread.State = "idle"
 	w.saveThread(ctx)
-	w.finishRun(runOutcome{err: errors.New("Claude Code stopped: " + info.Reason)})
 	each(w.parts, func(h thread.Exiter) { h.OnExit(ctx, info.Reason) })
 	w.log.Info("claude stopped", "reason", info.Reason)
 	w.updateIdle()

@@ -57,13 +57,10 @@ func (f *face) RefuseChange(ctx context.Context, u adapters.User, what string) {
 	f.w.refuseChange(ctx, u, what)
 }
 
-// errNoNotifier: the platform has no live mention.
-var errNoNotifier = errors.New("the platform cannot notify a user")
-
 func (f *face) Notify(ctx context.Context, u adapters.User, text string) error {
 	n, ok := f.w.opt.(adapters.Notifier)
 	if !ok {
-		return errNoNotifier
+		return thread.ErrNoNotifier
 	}
 	_, err := n.Notify(ctx, f.w.ref, u, text)
 	return err
@@ -125,7 +122,8 @@ func (f *face) BeginRun(ctx context.Context, r thread.Run, p thread.Prompt) erro
 	w.saveThread(ctx)
 	w.autoRun = &r
 	var refused *thread.Refused
-	if err := w.prompt(ctx, promptIn{Prompt: p}); errors.As(err, &refused) {
+	header := scheduleHeader(r.Schedule.ID, r.Schedule.CreatedBy)
+	if err := w.prompt(ctx, promptIn{Prompt: p, header: header}); errors.As(err, &refused) {
 		return err
 	} else if err != nil {
 		return errNotSent

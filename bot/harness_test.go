@@ -16,6 +16,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/bot/limits"
+	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
@@ -30,16 +31,24 @@ const waitTimeout = 90 * time.Second
 // configuration of the extensions every test bot gets, as cmd gives them.
 type testConfig struct {
 	Config
-	Limits    limits.Config
-	Workspace workspaces.Config
+	Limits              limits.Config
+	Workspace           workspaces.Config
+	MaxSchedulesPerUser int
+
+	// sched is the schedules extension bot made (startScheduler connects
+	// it to a scheduler).
+	sched *scheduled.Extension
 }
 
-// bot is the bot's Config with its extensions over st, in cmd's order.
+// bot is the bot's Config with its extensions over st, connected as cmd
+// connects them, in cmd's order.
 func (c *testConfig) bot(st *store.Store) Config {
 	cfg := c.Config
 	ws := c.Workspace
 	ws.Channels = st
-	cfg.Extensions = []thread.Extension{limits.New(c.Limits), workspaces.New(ws)}
+	wsExt := workspaces.New(ws)
+	c.sched = scheduled.New(scheduled.Config{MaxPerUser: c.MaxSchedulesPerUser, Repos: wsExt})
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched}
 	return cfg
 }
 
@@ -96,6 +105,7 @@ type harness struct {
 
 	st     *store.Store
 	b      *Bot
+	sched  *scheduled.Extension // the bot's schedules extension
 	in     *io.PipeWriter
 	out    *lines
 	cancel context.CancelFunc
@@ -171,6 +181,7 @@ func (h *harness) startBot() {
 	}
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
 	b := New(cfg.bot(st), st)
+	h.sched = cfg.sched
 	if h.wrapStart != nil {
 		b.start = h.wrapStart(b.start)
 	}

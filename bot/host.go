@@ -2,12 +2,15 @@ package bot
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/store"
 )
 
 // host is the bot's side of the face its extensions see (thread.Host).
@@ -43,6 +46,27 @@ func (h host) OpenThread(ctx context.Context, platform, channel string, head ada
 		return adapters.ThreadRef{}, thread.ErrNoOpener
 	}
 	return op.OpenThread(ctx, channel, head)
+}
+
+// scheduleRunner is an extension that runs scheduled prompts
+// (bot/scheduled): the scheduler's Runner is the bot, which hands each
+// run to it.
+type scheduleRunner interface {
+	RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (store.ScheduleRun, error)
+}
+
+// errNoRunner: no extension of the bot runs schedules.
+var errNoRunner = errors.New("no extension of this bot runs schedules")
+
+// RunScheduled runs one scheduled prompt through the extension that runs
+// them; it is the scheduler's Runner.
+func (b *Bot) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (store.ScheduleRun, error) {
+	for _, e := range b.cfg.Extensions {
+		if r, ok := e.(scheduleRunner); ok {
+			return r.RunScheduled(ctx, s, slot)
+		}
+	}
+	return store.ScheduleRun{}, fmt.Errorf("schedule %d: %w", s.ID, errNoRunner)
 }
 
 // toChannel queues in for the threads of a channel that have a worker now,

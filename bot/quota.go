@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
@@ -125,31 +124,4 @@ func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) 
 			"Not taken: you have %d Claude sessions running or waiting, the most one person may have, and none is idle to make room. Send this again once one has finished (or after `stop` in one of them). Messages refused in the next minute get no note.", limit))
 	}
 	return true
-}
-
-// scheduleAddMu serializes the per-user schedule count and the add, so
-// that concurrent adds cannot pass the cap together.
-var scheduleAddMu sync.Mutex
-
-// scheduleQuota reports why user may not add another schedule ("" if they
-// may). Called with scheduleAddMu held.
-func (w *worker) scheduleQuota(ctx context.Context, user string) string {
-	limit := w.cfg.MaxSchedulesPerUser
-	if limit <= 0 || w.isAdmin(user) {
-		return ""
-	}
-	all, err := w.store.ListSchedules(ctx)
-	if err != nil {
-		return "could not count your schedules: " + err.Error()
-	}
-	n := 0
-	for _, s := range all {
-		if s.CreatedBy == user {
-			n++
-		}
-	}
-	if n >= limit {
-		return fmt.Sprintf("you already have %d schedules, the limit per user (CLAUDEOPS_MAX_SCHEDULES_PER_USER=%d). Remove one with schedule rm <id> first.", n, limit)
-	}
-	return ""
 }

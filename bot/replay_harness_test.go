@@ -244,6 +244,7 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*testConfig)) *harnes
 	conNow := cfg.Now
 	con := console.New(console.Options{In: pr, Out: out, TestHooks: true, Now: conNow})
 	b := New(cfg.bot(st), st)
+	h.sched = cfg.sched
 	b.start = cli.start
 	b.AddAdapter(con)
 	if err := b.Recover(context.Background()); err != nil {

@@ -42,7 +42,7 @@ func startSchedulerWith(t *testing.T, h *harness, cfg scheduler.Config) func() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.b.SetScheduler(sch)
+	h.sched.SetScheduler(sch)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = sch.Run(ctx) }()

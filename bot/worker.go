@@ -19,20 +19,17 @@ import (
 type inputKind int
 
 const (
-	inEvent     inputKind = iota // a chat event for this thread
-	inExpired                    // an approval of this thread expired
-	inEvict                      // give the process slot back
-	inScheduled                  // start a scheduled run in this thread
-	inStopRun                    // a scheduled run's time is up
-	inRules                      // the channel's deny rules changed
-	inPosted                     // a message for the thread's extension parts
+	inEvent   inputKind = iota // a chat event for this thread
+	inExpired                  // an approval of this thread expired
+	inEvict                    // give the process slot back
+	inRules                    // the channel's deny rules changed
+	inPosted                   // a message for the thread's extension parts
 )
 
 type input struct {
 	kind    inputKind
 	ev      adapters.Event
 	pending approvals.Pending
-	run     *scheduledRun
 	msg     any       // inPosted: for the parts' Receive
 	at      time.Time // when it was queued (toWorker)
 }
@@ -74,8 +71,6 @@ type worker struct {
 	// handedOver: the message being handled went to claude; it is
 	// settled once its turn is recorded, not when handling ends.
 	handedOver bool
-	// schedRun is the scheduled run this thread is doing, if any.
-	schedRun *scheduledRun
 	// arrived is when the event being handled reached the bot.
 	arrived time.Time
 	// toldUnverified: who was told why an unverified event did not count,
@@ -218,10 +213,6 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 		w.onExpired(ctx, in.pending)
 	case inRules:
 		w.applyDenyRules(ctx)
-	case inScheduled:
-		w.startScheduled(ctx, in.run)
-	case inStopRun:
-		w.stopRun(ctx)
 	case inPosted:
 		w.receive(ctx, in.msg)
 	case inEvent:
@@ -321,9 +312,12 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 // and when a person's message reached the bot.
 type promptIn struct {
 	thread.Prompt
-	files []adapters.File
-	key   msgKey
-	at    time.Time
+	// header is the line the bot writes first (a run's), else the
+	// sender's.
+	header string
+	files  []adapters.File
+	key    msgKey
+	at     time.Time
 }
 
 // errUnreachable: the prompt could not be written to claude.
@@ -332,7 +326,7 @@ var errUnreachable = errors.New("Claude Code was not reachable")
 // prompt sends p to Claude, starting or resuming the session first. It
 // returns nil once claude has it, else why not (the thread was told).
 func (w *worker) prompt(ctx context.Context, p promptIn) error {
-	header := p.Header
+	header := p.header
 	if header == "" {
 		header = senderHeader(p.User)
 	}
@@ -421,7 +415,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 		return err
 	}
 	// Waiting for a slot, and starting claude, end with the bot.
-	id, err := w.sess.open(ctx, w.life, w.options, w.thread.SessionID, w.schedRun == nil)
+	id, err := w.sess.open(ctx, w.life, w.options, w.thread.SessionID, w.autoRun == nil)
 	if id != "" {
 		w.thread.SessionID = id
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/claudeops/claudeops/adapters/matrix"
 	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/bot/scheduled"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
@@ -92,6 +94,8 @@ func (h *harness) start() {
 		AllowedUsers: []string{"@alice:" + h.srv.ServerName, "@b*:" + h.srv.ServerName},
 		MaxSessions:  4,
 		StopGrace:    3 * time.Second,
+		// Scheduled runs (RunScheduled) are the schedules extension's.
+		Extensions: []thread.Extension{scheduled.New(scheduled.Config{})},
 	}
 	base := strings.TrimSuffix(h.dbPath, ".db")
 	mc := matrix.Config{

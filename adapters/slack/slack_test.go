@@ -12,6 +12,8 @@ import (
 
 	"github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/bot/scheduled"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
@@ -64,6 +66,8 @@ func newHarness(t testing.TB, script fakeanthropic.Script, fo fakeslack.Options,
 		AllowedUsers: []string{alice, bob},
 		MaxSessions:  4,
 		StopGrace:    3 * time.Second,
+		// Scheduled runs (RunScheduled) are the schedules extension's.
+		Extensions: []thread.Extension{scheduled.New(scheduled.Config{})},
 	}
 	sc := slack.Config{
 		BotToken: h.fs.Opts.BotToken, AppToken: h.fs.Opts.AppToken, SigningSecret: h.fs.Opts.SigningSecret,

@@ -49,6 +49,9 @@ type Host interface {
 // ErrNoOpener: the platform cannot start a thread by itself.
 var ErrNoOpener = errors.New("the target platform cannot open a thread")
 
+// ErrNoNotifier: the platform has no live mention (Thread.Notify).
+var ErrNoNotifier = errors.New("the platform cannot notify a user")
+
 // Thread is what an extension's part may ask of its thread. Its methods are
 // for the thread's worker goroutine (a hook), but Post, which any
 // goroutine may call.
@@ -109,8 +112,9 @@ type Thread interface {
 	RemoveHome(ctx context.Context)
 	// BeginRun makes the thread do r: its record takes r's model and
 	// directory (a new thread's starter is r's creator), and p goes to
-	// Claude. An error says why it did not (a *Refused when a
-	// PromptGate refused it). The run lasts until EndRun.
+	// Claude, its first line naming r's schedule. An error says why it
+	// did not (a *Refused when a PromptGate refused it). The run lasts
+	// until EndRun.
 	BeginRun(ctx context.Context, r Run, p Prompt) error
 	EndRun()
 }
@@ -180,9 +184,6 @@ type Prompt struct {
 	// Auto names who sends an unattended prompt ("scheduler"): audits
 	// name it as the actor; "" for a person's message.
 	Auto string
-	// Header is the first line the bot writes for a run's prompt; ""
-	// for a person's message (the sender's header).
-	Header string
 }
 
 // Refused is why a PromptGate refused a prompt.

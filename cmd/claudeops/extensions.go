@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/claudeops/claudeops/bot/limits"
+	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
 	"github.com/claudeops/claudeops/store"
@@ -15,6 +16,10 @@ import (
 type extensions struct {
 	limits     *limits.Extension
 	workspaces *workspaces.Extension
+	// schedules runs the scheduler's prompts in threads (through the
+	// bot, the scheduler's Runner) and takes the schedule commands to the
+	// scheduler (SetScheduler).
+	schedules *scheduled.Extension
 }
 
 // newExtensions builds the extensions over the open store.
@@ -23,11 +28,14 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 	if err != nil {
 		return extensions{}, err
 	}
+	ws := workspaces.New(workspaces.Config{
+		Manager: m, Channels: st, Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL,
+	})
 	return extensions{
-		limits: limits.New(cfg.Limits.bot()),
-		workspaces: workspaces.New(workspaces.Config{
-			Manager: m, Channels: st, Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL,
-		}),
+		limits:     limits.New(cfg.Limits.bot()),
+		workspaces: ws,
+		// A schedule's --push needs its channel bound to a repository.
+		schedules: scheduled.New(scheduled.Config{MaxPerUser: perUserCap(cfg.MaxSchedulesPerUser), Repos: ws}),
 	}, nil
 }
 
@@ -35,5 +43,5 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 // turn's spend, and why a limit stopped it), then workspaces (the change
 // summary, a scheduled run's push), then schedules (the run's record).
 func (e extensions) list() []thread.Extension {
-	return []thread.Extension{e.limits, e.workspaces}
+	return []thread.Extension{e.limits, e.workspaces, e.schedules}
 }

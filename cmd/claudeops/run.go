@@ -175,7 +175,7 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 		log.Error("scheduler", "err", err)
 		return exitFailure
 	}
-	a.b.SetScheduler(a.sch)
+	ext.schedules.SetScheduler(a.sch)
 	if cfg.HTTPAddr != "" {
 		a.health = a.newHealth(cfg, runner)
 		a.health.SeedCLI(startCLI) // the image's CLI was just checked: no second probe
@@ -242,8 +242,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 		MaxLineBytes:    cfg.MaxLineBytes,
 		Logger:          log,
 		// Per-user quotas.
-		MaxThreadsPerUser:   perUserCap(cfg.MaxThreadsPerUser),
-		MaxSchedulesPerUser: perUserCap(cfg.MaxSchedulesPerUser),
+		MaxThreadsPerUser: perUserCap(cfg.MaxThreadsPerUser),
 	}
 }
 

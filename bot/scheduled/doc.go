@@ -1,0 +1,30 @@
+// Package scheduled is the extension (package thread) that runs a
+// schedule's prompt in a thread: the thread-side of package scheduler,
+// and the `schedule` commands.
+//
+// The scheduler runs prompts through its Runner; the bot is that Runner and
+// hands each run to this extension (RunScheduled), which opens a thread in
+// the schedule's channel, posts the run to the thread's worker, and waits
+// for the end of its turn, or for its time to be up (the turn is then
+// interrupted). In the thread (Receiver) the run begins as an unattended
+// prompt on behalf of the schedule's creator (thread.Thread.BeginRun): its
+// first line names the schedule, and a scheduled run's budget applies.
+//
+// Nobody may be watching a run's thread. By default its tool calls that no
+// allow rule settles are denied (Asks.BeforeAsk), audited and told. A
+// schedule added with --park puts them before people instead: its
+// creator is notified (a live mention where the platform has one), and a
+// parked request is denied at the approval timeout or the run's end,
+// whichever comes first, and the run goes on.
+//
+// When the run's turn ends (TurnEnder, after the limits and workspaces
+// hooks) its record gets the result, cost, tokens, branch and commit, and
+// the process is freed unless people wrote in the thread meanwhile (the
+// CLI answers them next); a process that ends mid-run (Exiter) fails the
+// run. People can reply in the thread afterwards.
+//
+// `schedule add|list|runs|run|pause|resume|rm` manage schedules through
+// the scheduler (Scheduling, connected by cmd); a schedule is changed by
+// its creator or an admin, and CLAUDEOPS_MAX_SCHEDULES_PER_USER caps what
+// one user (not an admin) may add.
+package scheduled

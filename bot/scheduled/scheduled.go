@@ -1,0 +1,138 @@
+package scheduled
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/store"
+)
+
+// Config configures the extension.
+type Config struct {
+	// MaxPerUser caps the schedules one user (not an admin) created; 0
+	// takes the default (10), negative means no cap.
+	MaxPerUser int
+	// Repos says which repository a channel is bound to (the workspaces
+	// extension, connected by cmd): a schedule's --push needs one. nil:
+	// none is.
+	Repos Repos
+}
+
+// Repos says which repository a channel is bound to ("" for none).
+type Repos interface {
+	Repo(ctx context.Context, channel string) string
+}
+
+// Scheduling is what the schedule commands need of the scheduler:
+// *scheduler.Scheduler satisfies it, and cmd passes it in (SetScheduler;
+// this package does not import scheduler: the scheduler calls the bot).
+type Scheduling interface {
+	// Add validates and stores a schedule and starts running it; it
+	// returns the stored schedule.
+	Add(ctx context.Context, s store.Schedule) (store.Schedule, error)
+	SetPaused(ctx context.Context, id int64, paused bool) error
+	Remove(ctx context.Context, id int64) error
+	RunNow(ctx context.Context, id int64) (time.Time, error)
+	// Next returns a schedule's next n run times.
+	Next(s store.Schedule, n int) ([]time.Time, error)
+}
+
+// Extension is the schedules extension: one per bot.
+type Extension struct {
+	cfg  Config
+	host thread.Host
+
+	mu    sync.Mutex
+	sched Scheduling
+	// adding serializes the per-user schedule count and the add, so that
+	// concurrent adds cannot pass the cap together.
+	adding sync.Mutex
+}
+
+var _ thread.Commander = (*Extension)(nil)
+
+// New makes the extension.
+func New(cfg Config) *Extension {
+	if cfg.MaxPerUser == 0 {
+		cfg.MaxPerUser = 10
+	}
+	return &Extension{cfg: cfg}
+}
+
+func (e *Extension) Name() string       { return "schedules" }
+func (e *Extension) Init(h thread.Host) { e.host = h }
+
+// Attach makes the extension's part in thread t.
+func (e *Extension) Attach(t thread.Thread) any { return &part{ext: e, t: t} }
+
+// SetScheduler connects the schedule commands to the scheduler.
+func (e *Extension) SetScheduler(s Scheduling) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.sched = s
+}
+
+func (e *Extension) scheduling() Scheduling {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sched
+}
+
+// run is a scheduled run on its way through a thread: its schedule, and
+// where the thread's part reports the end of the run's turn.
+type run struct {
+	schedule store.Schedule
+	slot     time.Time
+	// deadline is when the run's time is up (zero: no deadline); a parked
+	// request is denied by then at the latest.
+	deadline time.Time
+	done     chan outcome
+}
+
+type outcome struct {
+	res store.ScheduleRun
+	err error
+}
+
+// startRun and stopRun are posted to the run's thread: begin the run; its
+// time is up.
+type (
+	startRun struct{ run *run }
+	stopRun  struct{}
+)
+
+// RunScheduled runs one scheduled prompt: it opens a thread in the target
+// channel, runs the prompt in a fresh session there (unattended approvals
+// follow the schedule's policy), and returns when the turn ends or ctx does
+// (the turn is then stopped). People can reply in the thread afterwards.
+// Of the run it fills in what the bot knows (session, thread, result,
+// cost, tokens, turns, branch, commit): it is the scheduler's Runner.
+func (e *Extension) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (store.ScheduleRun, error) {
+	head := fmt.Sprintf("⏰ Scheduled run of #%d (`%s`, slot %s): %s", s.ID, s.Spec, slot.UTC().Format(time.RFC3339), s.Prompt)
+	ref, err := e.host.OpenThread(ctx, s.Platform, s.Channel, adapters.Message{Kind: adapters.KindNotice, Text: head})
+	if err != nil {
+		if errors.Is(err, thread.ErrNoOpener) {
+			return store.ScheduleRun{}, fmt.Errorf("schedule %d: %w (%s)", s.ID, err, s.Platform)
+		}
+		return store.ScheduleRun{}, fmt.Errorf("schedule %d: open thread: %w", s.ID, err)
+	}
+	key := ref.Key()
+	r := &run{schedule: s, slot: slot, done: make(chan outcome, 1)}
+	r.deadline, _ = ctx.Deadline()
+	if !e.host.PostTo(key, startRun{r}) {
+		return store.ScheduleRun{ThreadKey: string(key)}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
+	}
+	select {
+	case out := <-r.done:
+		out.res.ThreadKey = string(key)
+		return out.res, out.err
+	case <-ctx.Done():
+		e.host.PostTo(key, stopRun{})
+		return store.ScheduleRun{ThreadKey: string(key)}, ctx.Err()
+	}
+}
