@@ -10,6 +10,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
@@ -111,7 +112,7 @@ func (w *worker) settledByRules(ctx context.Context, cr *claudeproc.ControlReque
 		w.notice(ctx, fmt.Sprintf("%s was denied by the rule `deny %s`.", c.ToolName, r.Spec()), false)
 		return true
 	}
-	switch effect, rule := approvals.EvaluateCall(sendFileRules(rules, call, w.hidden()), call); effect {
+	switch effect, rule := approvals.EvaluateCall(sendFileRules(rules, call, hiddenBy(w.cfg.Runner)), call); effect {
 	case approvals.EffectDeny:
 		msg := fmt.Sprintf("Denied by the rule %q (%s scope).", "deny "+rule.Spec(), rule.Scope)
 		if err := w.sess.proc.Deny(cr.RequestID, msg, false); err != nil {
@@ -307,7 +308,7 @@ func (w *worker) carryOut(ctx context.Context, dc decision) {
 	}
 	rec := store.Approval{State: string(p.State), DecidedBy: by, Choice: string(d.Choice), Scope: scopeOf(d.Choice), Reason: d.Reason, DecidedAt: d.At}
 	w.persistDecision(ctx, ps.id, rec)
-	w.audit(ctx, by, string(d.Choice), p.Tool, shorten(string(p.Input), 500), true)
+	w.audit(ctx, by, string(d.Choice), p.Tool, text.Shorten(string(p.Input), 500), true)
 	w.closePrompt(ctx, ps, adapters.PromptDecided, outcome)
 	w.desk.forget(ps.id)
 	// The tool line leaves its wait: it runs now, or it never will.

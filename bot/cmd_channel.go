@@ -100,7 +100,7 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 		}
 		var lines []string
 		for _, r := range rules {
-			if w.appliesHere(r) {
+			if appliesTo(r, w.ref) {
 				lines = append(lines, ruleLine(r))
 			}
 		}
@@ -196,11 +196,11 @@ func rulesAddArgs(text string) []string {
 	return []string{words[1], strings.ToLower(words[2]), rest}
 }
 
-// appliesHere: the rule is global, or this channel's, or this thread's.
-func (w *worker) appliesHere(r approvals.Rule) bool {
+// appliesTo: the rule is global, or the thread ref's channel's, or its own.
+func appliesTo(r approvals.Rule, ref adapters.ThreadRef) bool {
 	return r.Scope == approvals.ScopeGlobal ||
-		(r.Scope == approvals.ScopeChannel && r.ScopeKey == w.ref.ChannelKey()) ||
-		(r.Scope == approvals.ScopeThread && r.ScopeKey == string(w.key))
+		(r.Scope == approvals.ScopeChannel && r.ScopeKey == ref.ChannelKey()) ||
+		(r.Scope == approvals.ScopeThread && r.ScopeKey == string(ref.Key()))
 }
 
 func (w *worker) ruleAppliesHere(ctx context.Context, id int64) bool {
@@ -210,7 +210,7 @@ func (w *worker) ruleAppliesHere(ctx context.Context, id int64) bool {
 	}
 	for _, r := range rules {
 		if r.ID == id {
-			return w.appliesHere(r)
+			return appliesTo(r, w.ref)
 		}
 	}
 	return false

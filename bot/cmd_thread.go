@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
 )
 
@@ -71,7 +72,7 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 	w.audit(ctx, ev.User.ID, "stop", "turn", "", true)
 	msg := "Stopping."
 	if n := len(res.Cancelled); n > 0 {
-		msg = fmt.Sprintf("Stopping; %d queued %s dropped.", n, plural(n, "message", "messages"))
+		msg = fmt.Sprintf("Stopping; %d queued %s dropped.", n, text.Plural(n, "message", "messages"))
 	}
 	w.reply(ctx, msg)
 }

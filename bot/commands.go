@@ -101,12 +101,6 @@ func cutWord(text, word string) (string, bool) {
 	return strings.TrimSpace(rest), true
 }
 
-// isCommandText: text is one of the bot's commands (runCommand takes it).
-func (w *worker) isCommandText(text string) bool {
-	c, _ := findCommand(w.b.commands, text)
-	return c != nil
-}
-
 // runCommand runs text as a command if its first word is one; a command
 // that does not parse gets its usage back. It reports whether text was a
 // command.

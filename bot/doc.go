@@ -1,19 +1,22 @@
-// Package bot is the core of claudeops: it routes chat events to one worker
-// per thread, keeps one Claude Code session per thread (start, resume, reap
-// idle ones, cap live processes, queue follow-ups), turns a turn's events
-// into platform-neutral messages, and runs the chat commands (stop, mode,
-// model, new, status, schedule ...).
+// Package bot is the kernel of claudeops: it routes chat events to one
+// worker per thread, keeps one Claude Code session per thread (start,
+// resume, reap idle ones, cap live processes, queue follow-ups), turns a
+// turn's events into platform-neutral messages, puts Claude's requests
+// before people, and runs the thread's own commands (status, stop, new,
+// mode, model, cost, cwd, rules). Features of threads beyond that —
+// workspaces, limits, schedules — are extensions (package thread) that
+// cmd hands in through Config.Extensions; the bot imports none of them.
 //
-// It depends on adapters (the port), claudeproc, approvals and store, and on
-// no concrete chat platform.
+// It depends on adapters (the port), claudeproc, approvals, store and the
+// face (bot/thread), and on no concrete chat platform.
 //
 // # Parts
 //
-// Bot (bot.go) takes deliveries and owns the workers. A worker (worker.go,
-// events.go, asks.go) is one thread's goroutine; it owns three parts, each
-// given a deps (deps.go: the thread, its adapter, the store, the approvals
-// registry, the slots, the clock, a logger, the configuration) instead of
-// the Bot:
+// Bot (bot.go, config.go) takes deliveries and owns the workers. A worker
+// (worker.go, events.go, asks.go) is one thread's goroutine and event loop;
+// it owns three parts, each given a deps (deps.go: the thread, its adapter,
+// the store, the approvals registry, the slots, the clock, a logger, the
+// configuration) instead of the Bot:
 //
 //   - the session (session.go): the claude process, started or resumed in
 //     a slot, stopped, and the first prompt of a resumed process, sent
@@ -24,18 +27,25 @@
 //     questions; a click or typed reply comes back as a verdict, which the
 //     worker applies (answers the CLI, writes the store, edits the prompt).
 //
-// The commands are one table (commands.go) that dispatches them and makes
-// `help`; their handlers are in cmd_thread.go, cmd_channel.go and
-// schedule.go.
+// Extensions (package thread) see a thread only through its face: the
+// worker attaches each extension's part as it starts (hooks.go), shows it
+// face.go (what a part may ask of its thread) and host.go (of the bot),
+// and calls its hooks at the points package thread orders. The commands
+// are one table, the bot's (commands.go): the kernel's rows, whose
+// handlers are in cmd_thread.go and cmd_channel.go, and the extensions'.
 //
 // # Invariants
 //
 //   - One goroutine per thread owns its state: the thread's record, its
-//     session, view, desk and queued messages are touched only by its
-//     worker, input by input in arrival order, without locks. Other
-//     goroutines reach a thread only through its mailbox (Bot.toWorker);
-//     the worker's idle flag and input count are atomics, and Bot.mu
-//     guards the map of workers.
+//     session, view, desk, queued messages and its extensions' parts are
+//     touched only by its worker, input by input in arrival order, without
+//     locks. Other goroutines reach a thread only through its mailbox
+//     (Bot.toWorker), or a part's own queue (thread.Thread.Post); the
+//     worker's idle flag and input count are atomics, and Bot.mu guards
+//     the map of workers.
+//   - Only the kernel writes a thread's record: an extension reads a copy
+//     and asks by intent (set the workspace, begin a run, remove the CLI's
+//     home); it never holds the worker, the session or the store's writer.
 //   - Deliver admits an event only from an allowed user (CLAUDEOPS_ALLOWED_USERS
 //     or an admin); a refused mention or click is audited and told. A
 //     message is recorded, keyed by the message's identity, before it is

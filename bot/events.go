@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
@@ -95,7 +96,7 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 	if qp == nil {
 		return
 	}
-	excerpt := shorten(oneLine(qp.text), 80)
+	excerpt := text.Shorten(text.OneLine(qp.text), 80)
 	show := func(text string) {
 		if !qp.shown {
 			ref, err := w.ad.Post(ctx, w.ref, noticeMsg(text))
@@ -216,7 +217,7 @@ func (w *worker) onExited(ctx context.Context, e *claudeproc.Exited) {
 		tail := strings.TrimSpace(lastLine(e.Info.StderrTail))
 		msg := "Claude Code stopped unexpectedly (" + e.Info.Reason + ")"
 		if tail != "" {
-			msg += ": " + shorten(tail, 300)
+			msg += ": " + text.Shorten(tail, 300)
 		}
 		w.view.flush(ctx, true)
 		w.notice(ctx, msg+". Your next message resumes the conversation.", true)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -26,9 +27,9 @@ func (r recordingRunner) RemoveHome(ctx context.Context, s claudeproc.Session) e
 	return nil
 }
 
-// session is how the runner knows this thread.
-func (w *worker) session() claudeproc.Session {
-	return claudeproc.Session{Channel: w.ref.ChannelKey(), Thread: string(w.ref.Key())}
+// sessionOf is how the runner knows the thread ref.
+func sessionOf(ref adapters.ThreadRef) claudeproc.Session {
+	return claudeproc.Session{Channel: ref.ChannelKey(), Thread: string(ref.Key())}
 }
 
 // removeHome removes the thread's CLI home: its session has ended for
@@ -41,7 +42,7 @@ func (w *worker) removeHome(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := h.RemoveHome(ctx, w.session()); err != nil {
+	if err := h.RemoveHome(ctx, sessionOf(w.ref)); err != nil {
 		w.log.Warn("remove the thread's CLI home", "err", err)
 	}
 }

@@ -57,6 +57,11 @@ func (h hooks) prepare(ctx context.Context) error {
 	return nil
 }
 
+// receive hands a posted message to the parts (thread.Receiver).
+func (h hooks) receive(ctx context.Context, msg any) {
+	each(h, func(r thread.Receiver) { r.Receive(ctx, msg) })
+}
+
 // beforeAsk asks the parts about a; the first denial stands.
 func (h hooks) beforeAsk(ctx context.Context, a *thread.Ask) {
 	for _, x := range h {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
@@ -25,11 +24,7 @@ func (h host) IsAdmin(user string) bool  { return matchUser(h.b.cfg.Admins, user
 func (h host) Settings() thread.Settings { return h.b.settings() }
 
 func (b *Bot) settings() thread.Settings {
-	dir, err := filepath.Abs(b.cfg.Workdir)
-	if err != nil {
-		dir = b.cfg.Workdir
-	}
-	return thread.Settings{Workdir: dir, ApprovalTimeout: b.cfg.ApprovalTimeout, StopGrace: b.cfg.StopGrace}
+	return thread.Settings{Workdir: b.cfg.Workdir, ApprovalTimeout: b.cfg.ApprovalTimeout, StopGrace: b.cfg.StopGrace}
 }
 
 func (h host) PostTo(key adapters.ThreadKey, msg any) bool {

@@ -78,14 +78,14 @@ func (w *worker) mcpEnv(ctx context.Context) mcptools.Env {
 			return tr.ReadThread(ctx, ref, limit)
 		}
 	}
-	env.Hidden = w.hidden() // send_file sees what the session sees
+	env.Hidden = hiddenBy(w.cfg.Runner) // send_file sees what the session sees
 	return env
 }
 
-// hidden is what the session's runner hides from it (claudeproc.Viewer),
-// nil when it sees everything the bot does.
-func (w *worker) hidden() func(string) bool {
-	if v, ok := w.cfg.Runner.(claudeproc.Viewer); ok {
+// hiddenBy is what the runner r hides from its sessions (claudeproc.Viewer),
+// nil when they see everything the bot does.
+func hiddenBy(r claudeproc.Runner) func(string) bool {
+	if v, ok := r.(claudeproc.Viewer); ok {
 		return v.Hides
 	}
 	return nil

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -144,3 +145,25 @@ func (b *Bot) rulesChanged(channelKey string) {
 		b.toWorker(k, input{kind: inRules})
 	}
 }
+
+// Permission modes a thread may be in.
+const (
+	modeDefault     = "default"
+	modeAcceptEdits = "acceptEdits"
+	modePlan        = "plan"
+)
+
+var validModes = []string{modeDefault, modeAcceptEdits, modePlan}
+
+// cliMode is the mode the CLI runs in for a thread's mode. The CLI's own
+// acceptEdits also runs shell commands that write files without asking,
+// so the bot keeps it in default and gives acceptEdits its documented
+// meaning itself (approvals.AcceptEdit).
+func cliMode(m string) string {
+	if m == modePlan {
+		return modePlan
+	}
+	return modeDefault
+}
+
+func validMode(m string) bool { return slices.Contains(validModes, m) }

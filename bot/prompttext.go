@@ -8,6 +8,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -28,7 +29,7 @@ func buildPrompt(id string, c *claudeproc.CanUseTool, qs []approvals.Question) a
 	}
 	title := c.ToolName + " wants to run"
 	if c.Description != "" {
-		title += ": " + shorten(oneLine(c.Description), 200)
+		title += ": " + text.Shorten(text.OneLine(c.Description), 200)
 	}
 	// The detail is whole: the adapter uploads what does not fit.
 	return adapters.Prompt{

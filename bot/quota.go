@@ -109,7 +109,7 @@ func (s *slots) tellRefusal(user string) bool {
 // onMessage calls it for every message that is neither a command nor a
 // typed decision, right before the message goes to Claude.
 func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) bool {
-	if w.sess.proc != nil || ev.User.ID == "" || w.isCommandText(text) {
+	if c, _ := findCommand(w.b.commands, text); w.sess.proc != nil || ev.User.ID == "" || c != nil {
 		return false
 	}
 	limit := w.cfg.MaxThreadsPerUser

@@ -8,6 +8,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -156,12 +157,12 @@ func interruptedText(turns []store.Turn) string {
 	last := turns[len(turns)-1]
 	what := "a turn Claude had started by itself"
 	if p := strings.TrimSpace(last.Prompt); p != "" {
-		what = "“" + shorten(oneLine(p), 80) + "”"
+		what = "“" + text.Shorten(text.OneLine(p), 80) + "”"
 	}
 	when := last.StartedAt.UTC().Format("2006-01-02 15:04 UTC")
 	more := ""
 	if n := len(turns) - 1; n > 0 {
-		more = fmt.Sprintf(" (and %d earlier %s)", n, plural(n, "turn", "turns"))
+		more = fmt.Sprintf(" (and %d earlier %s)", n, text.Plural(n, "turn", "turns"))
 	}
 	return fmt.Sprintf("The bot restarted while Claude was working on %s, started %s%s: that turn was cut off, "+
 		"and what it had not finished is lost. Your next message resumes the conversation.", what, when, more)
@@ -170,7 +171,7 @@ func interruptedText(turns []store.Turn) string {
 // turnsText counts u's turns for status and cost, saying how many of
 // them a restart cut off (their cost is not known: none was reported).
 func turnsText(u store.Usage) string {
-	s := fmt.Sprintf("%d %s", u.Turns, plural(u.Turns, "turn", "turns"))
+	s := fmt.Sprintf("%d %s", u.Turns, text.Plural(u.Turns, "turn", "turns"))
 	if u.Interrupted > 0 {
 		s += fmt.Sprintf(" (%d cut off by a restart of the bot, cost unknown)", u.Interrupted)
 	}

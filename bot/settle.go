@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -25,12 +26,12 @@ type msgKey struct{ platform, id string }
 func keyOf(ev adapters.Event) msgKey { return msgKey{ev.Thread.Platform, ev.ID()} }
 
 // settle records that the bot is done with message k.
-func (w *worker) settle(ctx context.Context, k msgKey) {
+func (d deps) settle(ctx context.Context, k msgKey) {
 	if k.id == "" {
 		return // the scheduler's own prompt: nobody to tell
 	}
-	if err := w.store.SettleMessage(ctx, k.platform, k.id); err != nil {
-		w.log.Warn("settle message", "message", k.id, "err", err)
+	if err := d.store.SettleMessage(ctx, k.platform, k.id); err != nil {
+		d.log.Warn("settle message", "message", k.id, "err", err)
 	}
 }
 
@@ -85,11 +86,11 @@ func unsettledText(ms []store.ReceivedMessage) string {
 	first := ms[0]
 	what := "your message"
 	if t := strings.TrimSpace(first.Text); t != "" {
-		what = "“" + shorten(oneLine(t), 80) + "”"
+		what = "“" + text.Shorten(text.OneLine(t), 80) + "”"
 	}
 	more := ""
 	if n := len(ms) - 1; n > 0 {
-		more = fmt.Sprintf(" (and %d later %s)", n, plural(n, "message", "messages"))
+		more = fmt.Sprintf(" (and %d later %s)", n, text.Plural(n, "message", "messages"))
 	}
 	return fmt.Sprintf("The bot restarted before Claude took up %s, sent %s%s: it was not run. "+
 		"Send it again if it still matters.", what, first.ReceivedAt.UTC().Format("2006-01-02 15:04 UTC"), more)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -67,7 +67,7 @@ func keyInput(tool string, raw json.RawMessage) string {
 		// A name with a newline or escape is shown quoted, not cut.
 		return strconv.Quote(s)
 	}
-	return shorten(s, 1000)
+	return text.Shorten(s, 1000)
 }
 
 // toolStart shows a tool call.
@@ -106,7 +106,7 @@ func (v *view) toolDone(ctx context.Context, id string, isErr bool, output strin
 		// The CLI's launch receipt is meant for the model, not for people.
 		output = "running in the background"
 	}
-	tl.tool.Preview = shorten(strings.TrimSpace(output), 300)
+	tl.tool.Preview = text.Shorten(strings.TrimSpace(output), 300)
 	tl.tool.Output = output
 	v.showTool(ctx, tl)
 	delete(v.tools, id)
@@ -169,7 +169,7 @@ func (v *view) toolDenied(ctx context.Context, id, why string) {
 	defer delete(v.tools, id)
 	tl.tool.State = adapters.ToolDenied
 	tl.tool.Elapsed = v.now().Sub(tl.started)
-	tl.tool.Preview = shorten(why, 300)
+	tl.tool.Preview = text.Shorten(why, 300)
 	v.showTool(ctx, tl)
 }
 
@@ -234,7 +234,7 @@ func (v *view) footer(ctx context.Context, r *claudeproc.Result, cost float64) {
 }
 
 func footerText(r *claudeproc.Result, dur time.Duration, cost float64) (string, bool) {
-	stats := fmt.Sprintf("%s · $%.4f · %d %s", adapters.FormatDuration(dur), cost, r.NumTurns, plural(r.NumTurns, "turn", "turns"))
+	stats := fmt.Sprintf("%s · $%.4f · %d %s", adapters.FormatDuration(dur), cost, r.NumTurns, text.Plural(r.NumTurns, "turn", "turns"))
 	switch {
 	case !r.IsError:
 		return "✓ " + stats, false
@@ -257,7 +257,7 @@ func footerText(r *claudeproc.Result, dur time.Duration, cost float64) (string, 
 	if msg == "" {
 		msg = r.Subtype
 	}
-	return "✗ Error: " + shorten(msg, 300) + " · " + stats, true
+	return "✗ Error: " + text.Shorten(msg, 300) + " · " + stats, true
 }
 
 func (v *view) postFooter(ctx context.Context, text string, isErr bool) {
@@ -284,31 +284,4 @@ func lastLine(s string) string {
 		return s[i+1:]
 	}
 	return s
-}
-
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " …"
-	}
-	return s
-}
-
-// shorten cuts s to at most n bytes on a rune boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -31,7 +31,7 @@ func (w *worker) refuseUnverified(ctx context.Context, ev adapters.Event) bool {
 		text := strings.TrimSpace(ev.Message.Text)
 		if c, _ := findCommand(w.b.commands, text); c != nil {
 			what, target = "command", c.Name
-		} else if w.wouldDecide(ev.User, text) {
+		} else if w.desk.wouldTake(ev.User, w.thread.StartedBy, text) {
 			what, target = "reply", "decision"
 		} else {
 			return false // talk: Claude is told who speaks, as for anyone
@@ -54,12 +54,12 @@ func (w *worker) refuseUnverified(ctx context.Context, ev adapters.Event) bool {
 	return true
 }
 
-// wouldDecide reports whether the desk would take text from user as a
-// decision or an answer (desk.typed), without taking it.
-func (w *worker) wouldDecide(user adapters.User, text string) bool {
+// wouldTake reports whether typed would take text from user as a decision
+// or an answer, without taking it.
+func (k *desk) wouldTake(user adapters.User, starter, text string) bool {
 	if _, ok := parseTypedReply(text); ok {
 		return true
 	}
-	open := w.desk.openPrompts()
-	return len(open) == 1 && open[0].prompt.Kind == adapters.PromptQuestion && w.desk.mayDecide(user.ID, w.thread.StartedBy)
+	open := k.openPrompts()
+	return len(open) == 1 && open[0].prompt.Kind == adapters.PromptQuestion && k.mayDecide(user.ID, starter)
 }

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -151,7 +150,7 @@ func (w *worker) run(ctx context.Context) {
 			w.handleInput(work, in)
 		case <-w.posted.ready:
 			for _, m := range w.posted.take() {
-				w.receive(work, m)
+				w.parts.receive(work, m)
 			}
 		case ev, ok := <-w.sess.events:
 			if !ok {
@@ -214,16 +213,11 @@ func (w *worker) handleInput(ctx context.Context, in *input) {
 	case inRules:
 		w.applyDenyRules(ctx)
 	case inPosted:
-		w.receive(ctx, in.msg)
+		w.parts.receive(ctx, in.msg)
 	case inEvent:
 		w.arrived = in.at
 		w.onEvent(ctx, in.ev)
 	}
-}
-
-// receive hands a posted message to the parts (thread.Receiver).
-func (w *worker) receive(ctx context.Context, msg any) {
-	each(w.parts, func(r thread.Receiver) { r.Receive(ctx, msg) })
 }
 
 // state is the thread's state now, as its parts see it.
@@ -339,7 +333,7 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 		// Fetched only now: the sender is allowed, the thread is known;
 		// and into the thread's worktree, made first on its first message.
 		if !w.sess.live() {
-			if err := w.prepare(ctx); err != nil {
+			if err := w.parts.prepare(ctx); err != nil {
 				w.log.Error("prepare the session", "err", err)
 				w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
 				return err
@@ -402,16 +396,13 @@ func (w *worker) send(ctx context.Context, qp *queuedPrompt) error {
 	return nil
 }
 
-// prepare readies the thread for its session to start (thread.Preparer).
-func (w *worker) prepare(ctx context.Context) error { return w.parts.prepare(ctx) }
-
 // ensureProcess starts (or resumes) the thread's claude process.
 func (w *worker) ensureProcess(ctx context.Context) error {
 	if w.sess.live() {
 		w.slots.setBusy(string(w.key), true)
 		return nil
 	}
-	if err := w.prepare(ctx); err != nil {
+	if err := w.parts.prepare(ctx); err != nil {
 		return err
 	}
 	// Waiting for a slot, and starting claude, end with the bot.
@@ -437,7 +428,7 @@ func (w *worker) options() claudeproc.Options {
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
 		SDKMCPServers:  []string{mcptools.ServerName},
 		Runner:         w.cfg.Runner,
-		Session:        w.session(),
+		Session:        sessionOf(w.ref),
 		// What the runner waits on (a Pod waiting for capacity) is told
 		// in the thread: a start may take minutes then.
 		Progress: func(text string) { w.notice(context.Background(), text, false) },
@@ -462,14 +453,5 @@ func (w *worker) cwd(ctx context.Context) string {
 	if w.thread.Cwd != "" {
 		return w.thread.Cwd
 	}
-	return w.defaultCwd()
-}
-
-// defaultCwd is CLAUDEOPS_WORKDIR, absolute.
-func (w *worker) defaultCwd() string {
-	dir, err := filepath.Abs(w.cfg.Workdir)
-	if err != nil {
-		return w.cfg.Workdir
-	}
-	return dir
+	return w.cfg.Workdir
 }

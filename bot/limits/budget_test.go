@@ -131,8 +131,8 @@ func TestBudgetStopsTheTurn(t *testing.T) {
 	if len(ft.Said) != 1 || !strings.HasPrefix(ft.Said[0], "!Stopped: this thread's budget is spent: $1.5000 of $1") {
 		t.Errorf("said %q, want the stop once", ft.Said)
 	}
-	if len(ft.PostedTo) != 2 || ft.PostedTo[0] != (overBudget{}) {
-		t.Errorf("posted to the channel %v, want overBudget each time", ft.PostedTo)
+	if sent := ft.TakeSent(); len(sent) != 2 || sent[0] != (overBudget{}) {
+		t.Errorf("posted to the channel %v, want overBudget each time", sent)
 	}
 	// The other thread of the channel, mid-turn, is told and interrupted.
 	synctest.Test(t, func(t *testing.T) {

@@ -37,13 +37,12 @@ func start(t *testing.T, ft *threadtest.Thread, s store.Schedule, timeout time.D
 		done <- result{r, err}
 	}()
 	synctest.Wait() // the run is posted
-	for _, m := range ft.PostedTo {
+	for _, m := range ft.TakeSent() {
 		p.Receive(context.Background(), m)
 	}
-	ft.PostedTo = nil
 	play(t, p)
 	synctest.Wait()
-	for _, m := range ft.PostedTo { // the stop, when its time was up
+	for _, m := range ft.TakeSent() { // the stop, when its time was up
 		p.Receive(context.Background(), m)
 	}
 	res := <-done
@@ -109,6 +108,9 @@ func TestRun(t *testing.T) {
 				}
 				if p := ft.Prompts; len(p) != 1 || p[0].Text != "nightly" || p[0].User.ID != "bob" || p[0].Auto != "scheduler" {
 					t.Errorf("prompt %+v, want nightly for bob, from the scheduler", p)
+				}
+				if o := ft.Opened(); len(o) != 1 || !strings.HasPrefix(o[0], "console/console: ⏰ Scheduled run of #7 (`0 2 * * *`, slot 2026-11-23T02:00:00Z): nightly") {
+					t.Errorf("threads opened %q", o)
 				}
 				if ft.Doing != nil {
 					t.Errorf("the run %+v outlived its end", ft.Doing)

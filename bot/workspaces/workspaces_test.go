@@ -238,7 +238,7 @@ func TestReclaim(t *testing.T) {
 				if tt.touched {
 					ft.Rec.LastActivity = time.Now()
 				}
-				for _, msg := range ft.PostedTo {
+				for _, msg := range ft.TakeSent() {
 					p.Receive(ctx, msg)
 				}
 				removed := slices.Contains(m.calls, "remove")

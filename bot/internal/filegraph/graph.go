@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // graph is one package's files and the arrows between them.
@@ -119,10 +120,10 @@ func (g *graph) countMethods(f *ast.File) {
 	}
 }
 
-// backUp counts the arrows pointing to a lower layer (up) and those within
-// one layer (sideways); layers are distances from root, breadth first,
-// neighbours in name order.
-func (g *graph) backUp(root string) (up, side int) {
+// backUp counts the arrows pointing to a lower layer (up, which it also
+// lists, sorted) and those within one layer (sideways); layers are
+// distances from root, breadth first, neighbours in name order.
+func (g *graph) backUp(root string) (up, side int, ups [][2]string) {
 	next := map[string][]string{}
 	for a := range g.arrows {
 		next[a[0]] = append(next[a[0]], a[1])
@@ -145,9 +146,11 @@ func (g *graph) backUp(root string) (up, side int) {
 		case !okA || !okB:
 		case lb < la:
 			up++
+			ups = append(ups, a)
 		case lb == la:
 			side++
 		}
 	}
-	return up, side
+	slices.SortFunc(ups, func(x, y [2]string) int { return strings.Compare(x[0]+" "+x[1], y[0]+" "+y[1]) })
+	return up, side, ups
 }

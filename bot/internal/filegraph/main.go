@@ -11,7 +11,7 @@
 // points to a file of a lower layer than its own: a part reaching back into
 // what uses it.
 //
-//	go run ./bot/internal/filegraph [-root bot.go] [-type worker] ./bot
+//	go run ./bot/internal/filegraph [-root bot.go] [-type worker] [-list] ./bot
 //
 // It type-checks the package from the export data `go list -export` makes,
 // so it reads the package as the compiler does.
@@ -27,6 +27,7 @@ import (
 func main() {
 	root := flag.String("root", "bot.go", "the package's entry file: layer 0")
 	typ := flag.String("type", "worker", "the type whose methods are counted")
+	list := flag.Bool("list", false, "list the arrows that run back up")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		log.Fatal("usage: filegraph [-root file] [-type name] <package>")
@@ -35,11 +36,16 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	up, side := g.backUp(*root)
+	up, side, ups := g.backUp(*root)
 	fmt.Fprintf(os.Stdout, "package %s\n", g.path)
 	fmt.Fprintf(os.Stdout, "files %d\n", len(g.files))
 	fmt.Fprintf(os.Stdout, "arrows %d\n", len(g.arrows))
 	fmt.Fprintf(os.Stdout, "arrows back up %d (sideways %d, from layers by distance from %s)\n", up, side, *root)
 	fmt.Fprintf(os.Stdout, "%s lines %d\n", *root, g.lines[*root])
 	fmt.Fprintf(os.Stdout, "methods of %s %d\n", *typ, g.methods[*typ])
+	if *list {
+		for _, a := range ups {
+			fmt.Fprintf(os.Stdout, "  up: %s -> %s\n", a[0], a[1])
+		}
+	}
 }

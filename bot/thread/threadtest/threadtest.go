@@ -20,8 +20,9 @@ import (
 )
 
 // Thread is a fake thread.Thread. Set its fields before the part runs;
-// read what it recorded after. Post is safe from any goroutine; the rest
-// is for the test's goroutine.
+// read what it recorded after. Post and the Host's methods are safe from
+// any goroutine (read what they recorded with TakeSent and Opened); the
+// rest is for the test's goroutine.
 type Thread struct {
 	Key     adapters.ThreadRef
 	Rec     store.Thread
@@ -45,12 +46,13 @@ type Thread struct {
 	Homes      int // RemoveHome calls
 	Workspaces []thread.Workspace
 	Prompts    []thread.Prompt
-	PostedTo   []any    // PostTo and PostChannel
-	Opened     []string // OpenThread: "platform/channel: head"
-	OpenRef    adapters.ThreadRef
+	// OpenRef is the thread OpenThread opens (none: ErrNoOpener).
+	OpenRef adapters.ThreadRef
 
 	mu     sync.Mutex
 	posted []any
+	sent   []any    // PostTo and PostChannel
+	opened []string // OpenThread: "platform/channel: head"
 }
 
 var _ thread.Thread = (*Thread)(nil)
@@ -113,17 +115,40 @@ func (t *Thread) Run() (thread.Run, bool) {
 	return *t.Doing, true
 }
 
+// TakeSent is what was posted to threads (PostTo, PostChannel) since the
+// last TakeSent, in order.
+func (t *Thread) TakeSent() []any {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.sent
+	t.sent = nil
+	return s
+}
+
+// Opened are the threads OpenThread was asked for: "platform/channel: head".
+func (t *Thread) Opened() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.opened...)
+}
+
 func (t *Thread) PostTo(_ adapters.ThreadKey, msg any) bool {
-	t.PostedTo = append(t.PostedTo, msg)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sent = append(t.sent, msg)
 	return true
 }
 
 func (t *Thread) PostChannel(_ string, _ adapters.ThreadKey, msg any) {
-	t.PostedTo = append(t.PostedTo, msg)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sent = append(t.sent, msg)
 }
 
 func (t *Thread) OpenThread(_ context.Context, platform, channel string, head adapters.Message) (adapters.ThreadRef, error) {
-	t.Opened = append(t.Opened, platform+"/"+channel+": "+head.Text)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.opened = append(t.opened, platform+"/"+channel+": "+head.Text)
 	if t.OpenRef.Platform == "" {
 		return adapters.ThreadRef{}, thread.ErrNoOpener
 	}
