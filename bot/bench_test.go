@@ -104,6 +104,11 @@ func benchBot(b *testing.B, cfg Config) (*Bot, *benchAdapter) {
 	if cfg.AllowedUsers == nil {
 		cfg.AllowedUsers = []string{"bench-user"}
 	}
+	if cfg.Extensions == nil {
+		// The extensions cmd gives every bot (no repository bound).
+		tc := testConfig{Config: cfg}
+		cfg = tc.bot(st)
+	}
 	bt := New(cfg, st)
 	ad := &benchAdapter{}
 	bt.AddAdapter(ad)

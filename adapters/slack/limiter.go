@@ -44,7 +44,10 @@ var tier3 = methodLimit{50.0 / 60, 5}
 // before the time Slack named. Each budget is a token bucket of
 // golang.org/x/time/rate, always asked at l.now (a test's clock may be
 // given); what rate does not do, a Retry-After per method, one call in
-// flight per budget, forgetting idle budgets, is here.
+// flight per budget, forgetting idle budgets, is here. Measured against
+// the arithmetic it replaced (BenchmarkLimiter): about 25 ns more per
+// call, rate's own lock, against a Web API call of milliseconds that
+// each budget allows a few times a second at most.
 type limiter struct {
 	mu      sync.Mutex
 	now     func() time.Time
