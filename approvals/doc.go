@@ -28,4 +28,28 @@
 //     one, a repeated click included, gets an error naming why. A decided,
 //     expired or cancelled request never changes again.
 //   - The registry is safe for concurrent use and hands out copies only.
+//
+// # Files
+//
+//   - rule.go: rules (allow or deny by tool and pattern; scope global,
+//     channel or thread) and Evaluate.
+//   - shell*.go: the Bash reader (shell.go says how): shell_parse.go is
+//     the whitelist grammar allow rules read a command with, matched in
+//     shell_allow.go; shell_scan.go the broad scanner deny rules read it
+//     with, matched in shell_deny.go; shell_safe.go the programs a derived
+//     rule may cover and shell_args.go the options their rules refuse;
+//     shell_derive.go the rule an approval derives.
+//   - tools.go: the tools that run commands (Bash, Monitor) and those a
+//     bare name may grant.
+//   - protect.go: the files and places no rule may allow (.claude/, .git/,
+//     Claude Code's instruction and settings files, the bot's own files);
+//     protect_cmd.go and braces.go: the same in a command's words;
+//     paths.go: the file a file tool's call names.
+//   - grant.go: the rule a grant makes (GrantRule) and the choices a
+//     prompt may offer (GrantChoices).
+//   - cliperm.go: deny rules in the CLI's own syntax, for --settings.
+//   - registry.go, decide.go: pending requests keyed by request_id and who
+//     may decide them (MayDecide: the thread's starter or an admin;
+//     "Always allow" an admin's); choice.go: the typed choices.
+//   - question.go: AskUserQuestion's questions and answers.
 package approvals

@@ -91,4 +91,70 @@
 //     timeout bounds), and by the spend budgets: a thread or channel over
 //     budget refuses the message before anything reaches Claude, and a
 //     running process carries --max-budget-usd of what is left.
+//
+// # Files
+//
+// The bot and its workers:
+//
+//   - bot.go: Bot, New, the adapters it posts through, Deliver (the
+//     sender checked, the message recorded by its identity, queued for its
+//     thread's worker; only then is the delivery acked), Run and the
+//     shutdown.
+//   - config.go: Config (the extensions among it) and its defaults.
+//   - worker.go: the worker, one thread's goroutine: its inputs, its loop,
+//     its idling out.
+//   - deps.go: deps, what a part is handed instead of the Bot, and how a
+//     part says things (reply, notice, tell, audit).
+//   - hooks.go: the extensions' parts attached to a worker, and their hooks
+//     called in package thread's order.
+//   - face.go, host.go: the thread.Thread a part sees, and the thread.Host
+//     its extension sees (the bot stays the scheduler's Runner and hands
+//     each run to the extension that runs them).
+//
+// The session and the turn:
+//
+//   - session.go: the claude process (start, resume, stop; the first
+//     prompt of a failed resume sent again in a fresh session).
+//   - events.go: the CLI's events on the worker (init, result, exit), a
+//     turn ended abruptly.
+//   - slots.go: the capped number of live processes, idle ones evicted
+//     least recently used first, the rest waiting in a FIFO queue.
+//   - quota.go: the per-user thread quotas.
+//   - view.go, tools.go: the turn's view, text and tool lines as
+//     platform-neutral messages, posted through the thread's courier lane
+//     (bot/courier), so that the worker never waits on a platform.
+//   - firsttext.go: when each turn's first text reached the platform, for
+//     the metrics (observe.go: the Observer, told what sessions do).
+//   - turnlog.go: the running turn's record id on the thread's log lines.
+//   - attach.go: attachments, fetched only now, capped, saved under
+//     attachments/<thread hash>/ without following a link.
+//   - homes.go: `new` removes the thread's CLI home, through the runner's
+//     optional RemoveHome.
+//   - mcp.go: the bot's own tools (bot/mcptools) answered off the worker's
+//     goroutine; sendfilepolicy.go: which send_file calls a person is
+//     asked about.
+//
+// Prompts before people:
+//
+//   - desk.go: the open approvals and questions; deciding returns a
+//     verdict.
+//   - asks.go: a can_use_tool request (rules first, else the desk); a
+//     verdict applied: the CLI answered, the store written, the prompt
+//     updated, a grant's rule saved.
+//   - prompttext.go: a prompt's text and the choices it offers;
+//     typed.go: typed decisions ("allow 2").
+//   - unverified.go: an event the platform cannot vouch for
+//     (Event.Unverified) decides nothing and runs no command.
+//   - policy.go: who may change a thread, the sender header, the modes, the
+//     deny rules handed to the CLI; builtinrules.go: the rules the bot
+//     brings (its own tools run unasked, a deny rule wins).
+//
+// Commands: commands.go (the one table, dispatch, `help`), cmd_thread.go
+// (status, stop, new, mode, model, cost), cmd_channel.go (cwd, rules).
+//
+// Restarts: leftovers.go records each local or sandboxed process while it
+// runs; recover.go (Recover, at start) ends what a previous run left,
+// expires its pending approvals, closes its unfinished turns and tells
+// their threads; settle.go settles a message taken in and tells the
+// threads of those a restart caught unsettled.
 package bot

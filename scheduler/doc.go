@@ -43,4 +43,13 @@
 //     happens twice (02:30 on the fall-back day) runs twice.
 //   - Time comes from Config.Now, which must agree with the runtime clock
 //     that robfig's timers use; tests run in testing/synctest bubbles.
+//
+// # Files
+//
+// scheduler.go: Schedule, Run, the Runner and Store it needs, Config
+// (its env tags, read by cmd), New. spec.go: cron specs and "@every",
+// parsed and their slots. manage.go: add, reload, pause, remove, run now.
+// runs.go: a slot claimed, run and recorded. catchup.go: the slots missed
+// while no process ran. observe.go: Observer, told of runs for the
+// metrics.
 package scheduler

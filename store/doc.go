@@ -23,4 +23,23 @@
 //     as NULL. Times come back in UTC, truncated to the millisecond.
 //   - Every method takes ctx first, is safe for concurrent use, and wraps its
 //     errors with the operation and the record's key.
+//
+// # Files
+//
+//   - store.go: Open, the two pools, times stored; migrate.go: the
+//     versioned migrations.
+//   - threads.go: threads and their sessions, channels (working
+//     directory, bound repository); messages.go: the messages received
+//     (the dedupe) and whether each was settled; catchup.go: what the
+//     catch-up reads back.
+//   - turns.go: turns with their usage and cost; spend.go: a thread's
+//     turns, for its spend.
+//   - approvals.go, rules.go: approvals, rules and the audit log.
+//   - schedules.go: schedules and their runs; accounts.go: chat accounts
+//     and sync cursors; processes.go: the processes of live sessions.
+//   - lock.go: the lock that makes one process the database's owner (an
+//     exclusive flock on <db>.lock naming its holder; not taken by Open,
+//     so that others may read).
+//   - private.go: files created private; probe.go: a write probe for
+//     readiness; backup.go: the online backup (SQLite's backup API).
 package store

@@ -67,4 +67,17 @@
 // session can reach there beside the config (refs, objects/info/alternates,
 // info/attributes and info/exclude) is read as data: it may change what a
 // diff shows or a commit holds, never what runs.
+//
+// # Files
+//
+// workspace.go: Options, Manager, Worktree and the stats of a change.
+// repo.go: repository arguments checked and redacted, one clone per
+// repository, fetch. tree.go: a worktree and its branch made, checked and
+// removed (a branch with unpushed work kept). changes.go: snapshots, what
+// a turn changed, the whole diff, staging by plumbing. commit.go: commit,
+// push (that branch only, never forced), unpushed counts. config.go: the
+// clone's config sealed (config.lock), compared before and after each
+// call, restored (ErrTampered). git.go: every git call (its environment
+// and the configuration that turns off what could run). names.go: names
+// made safe refs and directories. disk.go: disk use.
 package workspace

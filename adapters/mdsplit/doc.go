@@ -8,4 +8,6 @@
 // section text and markdown blocks (on slackmd's ToMrkdwn and Neutralize
 // output), adapters/matrix for message bodies. It knows nothing about either
 // platform, so neither adapter imports the other's packages.
+//
+// Files: split.go (Split).
 package mdsplit

@@ -27,4 +27,12 @@
 // cap), TurnEnder (the spend, and why a limit stopped the turn), Watcher
 // (the clock), Receiver (the clock firing; another thread's spend),
 // Statuser (the budgets in `status` and `cost`).
+//
+// # Files
+//
+// limits.go: Config (CLAUDEOPS_TURN_TIMEOUT and the
+// CLAUDEOPS_BUDGET_{THREAD,CHANNEL_DAY,SCHEDULE_RUN}_USD budgets, given by
+// cmd), the Extension and its part's attachment. part.go: the part's
+// hooks. clock.go: the turn clock. budget.go: the spend, the gate, the
+// --max-budget-usd cap and its restart when stale, the budgets' text.
 package limits

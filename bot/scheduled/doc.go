@@ -27,4 +27,13 @@
 // the scheduler (Scheduling, connected by cmd); a schedule is changed by
 // its creator or an admin, and CLAUDEOPS_MAX_SCHEDULES_PER_USER caps what
 // one user (not an admin) may add.
+//
+// # Files
+//
+// scheduled.go: Config, the Scheduling and Repos it is connected to by
+// cmd (a schedule's --push asks the workspaces extension through Repos),
+// the Extension and RunScheduled. part.go: a run in its thread (begun,
+// ended, failed) and the unattended policy. parked.go: the park policy (a
+// deadline, the creator notified, denied at it). commands.go: the
+// `schedule` commands and the per-user cap.
 package scheduled

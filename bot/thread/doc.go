@@ -69,4 +69,15 @@
 //
 // Within one hook point, parts are called in the order of
 // bot.Config.Extensions.
+//
+// # Files
+//
+// thread.go: Extension, Host (the bot, as an extension sees it once:
+// the clock, the log, the store's read queries as Reader, the settings,
+// posting to a thread or a channel's threads, opening a thread), Thread
+// (what a part may ask of its thread) and the values they carry (State,
+// Run, Workspace, Prompt). hooks.go: the hooks above and the values they
+// share (Launch, TurnEnd, Ask, Asked, Expiry, Status). command.go: a row
+// of the bot's command table (Command, Commander) and who may run it
+// (Access).
 package thread

@@ -23,4 +23,13 @@
 //
 // Every git call runs on content the model wrote: package workspace keeps
 // that content from running anything.
+//
+// # Files
+//
+// workspaces.go: Config (CLAUDEOPS_REPOS bindings, the manager, the
+// TTL), the Extension and the channel's binding. part.go: a thread's
+// worktree made before its session, the change summary after a turn, a
+// run's push, removal on `new` and by the sweep. worktrees.go: the TTL
+// sweep (with the thread's CLI home), a run's branch, the branch in
+// `status`. commands.go: `repo`, `diff`, `commit`, `push`.
 package workspaces

@@ -33,4 +33,10 @@
 // The cost is an invisible character in the copied text; inside code this
 // means a copied "@here" contains U+200B. That is accepted on purpose: it is
 // rare and the alternative is a channel-wide notification.
+//
+// # Files
+//
+// mrkdwn.go: ToMrkdwn over goldmark's AST; inline.go and link.go: its
+// inline parts and links; table.go: tables as text; escape.go:
+// Neutralize, Settled and mrkdwn's escapes.
 package slackmd
