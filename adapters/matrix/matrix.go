@@ -1,20 +1,3 @@
-// Package matrix is the Matrix adapter: a mention of the bot in a room
-// starts a session bound to a thread (m.thread) rooted at that message;
-// every message in that thread continues it. Replies are m.notice events
-// with Markdown rendered to HTML; Claude's text streams by editing one
-// message (m.replace); approvals are reactions (✅ 🧵 ♾️ ❌) the bot
-// pre-adds, questions are polls (MSC3381) plus keycap reactions, and typed
-// replies work everywhere.
-//
-// The sync position is persisted only once every event of a sync response
-// has been handed to the bot (see cursor), so a crash replays a batch
-// rather than losing it; the bot's dedupe by event id makes the replay
-// harmless. History from before the bot's first sync or before it joined a
-// room is never acted on.
-//
-// Encrypted rooms need the goolm build tag (pure-Go Olm); the crypto state
-// then lives in a SQLite file beside the bot's database. Built without the
-// tag, the bot says in an encrypted room that it cannot read it.
 package matrix
 
 import (

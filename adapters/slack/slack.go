@@ -1,15 +1,3 @@
-// Package slack is the Slack adapter: a mention starts (or continues) a
-// thread-bound session, replies in that thread continue it, DMs are threads
-// too, and `/claude <command>` runs chat commands. Events arrive over Socket
-// Mode (SLACK_APP_TOKEN) and/or the HTTP Events API (SLACK_SIGNING_SECRET,
-// served by HTTPHandler); both may run at once.
-//
-// Rendering follows Slack's limits (shared/SLACK.md): Markdown goes out as
-// markdown blocks (Slack renders it) with mention syntax made inert, long
-// text is split without losing a character, and every Web API call goes
-// through one per-method budget with Retry-After honoured. Edits are
-// coalesced per message: the latest content always lands, intermediate
-// ones may be skipped.
 package slack
 
 import (
