@@ -17,6 +17,49 @@
 // there is what the bot sees, and keep the bot's state and secrets out.
 //
 // It knows nothing of chat platforms or users. Behaviour is pinned to what
-// the real CLI does (shared/CLAUDE_CLI.md); the transcripts in testdata are
-// its contract.
+// the real CLI does: the transcripts in testdata (cli-2.1.330, recorded
+// from the real CLI) are its contract.
+//
+// # Files
+//
+// The protocol:
+//
+//   - process.go: Process, one CLI's run (Start, its events, its exit);
+//     options.go: Options and the command line; guard.go: the launch
+//     guard (--permission-mode, --restricted, --setting-sources "",
+//     --strict-mcp-config, the deny rules in --settings); tools.go: every
+//     built-in tool classified governed, inert or off, and what --tools
+//     offers.
+//   - reader.go: the tolerant NDJSON reader, its line cap (10 MiB by
+//     default); jsonscan.go: a line's type found without decoding it;
+//     decode.go, decode_stream.go, fastuser.go: lines to typed Events
+//     (events.go), streamed blocks reassembled, tool output walked by
+//     hand; queue.go: the reader kept apart from a busy consumer.
+//   - writer.go: user messages, control responses (allow, deny) and our
+//     own control requests (interrupt, set_permission_mode, set_model,
+//     initialize); control.go: their request_id multiplexing; mcp.go: the
+//     SDK-hosted MCP server's messages (--mcp-config with "type":"sdk").
+//   - env.go: the child's environment, an allowlist (BuildEnv): never the
+//     bot's chat secrets; version.go: the CLI's version and whether it is
+//     supported (CheckVersion); shutdown.go: bounded shutdown.
+//
+// Where it runs:
+//
+//   - runner.go: the Runner seam (Spec, Session, Handle) and Local, a
+//     child process in a session of its own; sandbox.go: Sandbox,
+//     bubblewrap; view.go: Viewer, what a runner hides from a session.
+//   - homes.go: a thread's CLI home of its own (Session.HomeKey; Local with
+//     a HomeBase sets CLAUDE_CONFIG_DIR per thread; RemoveHome).
+//   - spawn.go: every local child forked from one thread that never exits,
+//     with a parent-death signal; keeper.go: the keeper that then ends it
+//     with every process under it; tree.go: signals to that whole tree;
+//     procid.go: processes named across pid reuse by start time and boot
+//     id; leftover.go: what a dead run left ended at the next start, if
+//     provably the same.
+//   - settings.go: each runner's configuration as one type with its env
+//     tags (LocalSettings, SandboxSettings; docker.Settings and
+//     kubernetes.Settings in theirs) that checks itself against the bot's
+//     Host, builds its runner, names the directories it owns and whether an
+//     image holds the CLI; imageversion.go: that image's CLI checked, as
+//     CheckVersion does.
 package claudeproc

@@ -1,26 +1,3 @@
-// Package kubernetes is the `kubernetes` runner: each session's Claude Code
-// CLI runs in a Pod of its own, in a namespace the operator names, its
-// stdin and stdout attached through the Kubernetes API (client-go's
-// remotecommand), so that the protocol engine is the one of every runner.
-//
-// What a Pod gets: the operator's image, the session's working directory
-// from the work claim (a PersistentVolumeClaim the bot has mounted too, at
-// the same path, by subPath: the Pod sees that directory and nothing else
-// of the claim), the CLI's state (~/.claude) on the same claim per thread
-// so that `--resume` works on any node (and no thread reaches another's
-// shell snapshot or transcripts), a home on an emptyDir, resource
-// requests and limits, a non-root user, no capabilities, no service-account
-// token, no service links, the keys of an operator's Secret as environment
-// (the model's credentials). What it does not get: any secret of the bot's
-// (credential variables of Spec.Env are never written into a Pod spec,
-// where anyone who may read Pods would see them), the bot's state, any
-// other part of the claim.
-//
-// Supervision: the Pod is deleted when its session ends; Prepare deletes
-// what a previous run of this instance left (by label) before any session
-// starts; a Pod that is deleted or evicted ends its session with that
-// reason, as a crashed process would; a Pod waiting for capacity is
-// reported through Spec.Progress and given up after StartTimeout.
 package kubernetes
 
 import (
