@@ -1,21 +1,3 @@
-// Package health answers the operational endpoints a process manager or
-// an orchestrator asks, served on CLAUDEOPS_HTTP_ADDR:
-//
-//   - GET /healthz (liveness): 200 {"status":"alive",…} while the process
-//     serves, 503 {"status":"shutting down",…} once shutdown has begun.
-//     It checks nothing else: a liveness probe must not restart a bot
-//     whose platform is down.
-//   - GET /readyz (readiness): 200 with "ready": true when every adapter
-//     is connected, the database takes a write and the claude CLI is found
-//     and not incompatible; else 503 with every reason in "reasons". It
-//     also shows the live and queued sessions.
-//
-// Every check is bounded (readyBudget) and runs at most once at a time, so
-// a stuck database cannot hang the endpoint nor pile up probes. The bodies
-// hold no secret: no token, no database path; errors pass through redact.
-//
-// It sees the bot only through the small interfaces below; cmd/claudeops
-// hands it the built parts.
 package health
 
 import (

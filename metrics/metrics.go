@@ -1,13 +1,3 @@
-// Package metrics is what /metrics shows: the bot's collectors, on a
-// registry of their own (never Prometheus' global one), served in the
-// Prometheus text format by Handler.
-//
-// Its methods are what the other packages' observers are told
-// (bot.Observer through cmd/claudeops, scheduler.Observer,
-// adapters.APIObserver): each returns at once and is safe from any
-// goroutine. No label takes an unbounded set of values: every label value
-// passes through a cap (labels.go), channels included, so a caller that
-// passed ids by mistake could not grow the series without end.
 package metrics
 
 import (

@@ -1,14 +1,3 @@
-// Package mcptools is the bot's own MCP server, "claudeops", which each
-// session's `claude` reaches through the control protocol (claudeproc's
-// SDK-hosted MCP servers): the tools send_file (post a file of the
-// session's workspace into its thread) and read_thread (the thread's
-// earlier messages). It is JSON-RPC logic only: it does no I/O beyond the
-// workspace it is given and the functions of its Env, and knows no
-// platform.
-//
-// Everything it gets from the CLI is the model's: untrusted. Paths stay
-// inside Env.Dir (os.Root), the file comment is made plain text, and the
-// thread's text goes back to the model only, as tool output.
 package mcptools
 
 import (
