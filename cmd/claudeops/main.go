@@ -1,11 +1,3 @@
-// Command claudeops connects the Claude Code CLI to Slack and Matrix: a
-// mention starts a thread-bound Claude Code session, streamed into the
-// thread, with approvals and questions as buttons.
-//
-//	claudeops            run every adapter whose credentials are set (the console when none is)
-//	claudeops console    run the console adapter
-//	claudeops version    print the bot's version and the detected CLI's compatibility
-//	claudeops healthcheck  exit 0 if the running bot's /healthz answers 200 (the image's HEALTHCHECK)
 package main
 
 import (

@@ -1,0 +1,76 @@
+// Command claudeops connects the Claude Code CLI to Slack and Matrix: a
+// mention starts a thread-bound Claude Code session, streamed into the
+// thread, with approvals and questions as buttons.
+//
+//	claudeops            run every adapter whose credentials are set (the console when none is)
+//	claudeops console    run the console adapter
+//	claudeops version    print the bot's version and the detected CLI's compatibility
+//	claudeops healthcheck  exit 0 if the running bot's /healthz answers 200 (the image's HEALTHCHECK)
+//	claudeops backup F   copy the bot's database to the new file F (online: the bot may run)
+//
+// It is the composition root: it reads the configuration, checks it as a
+// whole before anything starts (every problem listed at once), takes the
+// database's lock (one bot per database), builds the parts and hands each
+// what it needs, runs until a signal, shuts down in order and exits with
+// the codes in exit.go.
+//
+// # Files
+//
+// Configuration and checks:
+//
+//   - config.go: the one struct caarlos0/env reads; its parts carry their
+//     tags where they are used (scheduler.Config, the adapters' Config,
+//     each runner's settings type), so that nothing is copied field by
+//     field (bot.Config is filled from its own fields); limits.go: the
+//     limits' settings.
+//   - check.go: each setting checked, every problem at once;
+//     checkstart.go: what a run needs of the host (directories, the
+//     database writable, the CLI).
+//   - secrets.go: the process re-executes itself without the secrets in
+//     its environment, handing them over in a memfd; every secret has a
+//     <NAME>_FILE twin.
+//   - state.go: the bot's state placed apart from the sessions' work (a
+//     working directory that holds or lies inside it is refused);
+//     ownfiles.go: the bot's own files, which no rule may allow.
+//   - logging.go: the log, as text or JSON lines (CLAUDEOPS_LOG_FORMAT), to
+//     stderr or, when the console shares one terminal with it, to a file.
+//
+// The parts, as lists:
+//
+//   - runner.go: the runners as a list, a field per runner's settings type
+//     (claudeproc.LocalSettings, claudeproc.SandboxSettings,
+//     docker.Settings, kubernetes.Settings: its env tags, Check at load,
+//     HostCheck at start, Build, OwnDirs, ImageCLI, told of the bot through
+//     a claudeproc.Host); CLAUDEOPS_RUNNER picks one by its Name. Adding a
+//     runner is its type and one field of runnerConfig.
+//   - platform.go: the chat platforms as a list: a platform's settings are
+//     its adapter's Config, tagged in its package; platform_console.go,
+//     platform_slack.go, platform_matrix.go say whether each is set up,
+//     check its settings and make its adapter. The app makes the running
+//     ones' adapters and does everything else (the bot, the metrics,
+//     /readyz, the HTTP deliveries, the run, the shutdown) over that list,
+//     by the optional interfaces they implement. Adding a platform is its
+//     adapter's package, that file, one field of platformsConfig, and a
+//     <NAME>_FILE twin in secrets.go for each secret it reads
+//     (TestEverySecretHasAFileTwin says which is missing).
+//   - extensions.go: the bot's extensions (bot/limits, bot/workspaces,
+//     bot/scheduled), in the order their hooks run, handed to the bot in
+//     bot.Config.Extensions; workspaces.go: the workspaces' manager and the
+//     channels' bindings.
+//   - run.go: the parts wired (the scheduler to the bot, which hands each
+//     run to the schedules extension), run and shut down in stages;
+//     matrixstate.go and slackstate.go: what the Matrix adapter (login,
+//     sync position) and the Slack adapter (catch-up) keep between runs,
+//     kept in the store.
+//   - healthwire.go: /healthz and /readyz (package health), handed the
+//     built parts; metrics.go: /metrics, the metrics handed to the parts'
+//     observers.
+//
+// Subcommands: backup.go (`claudeops backup`, SQLite's online backup),
+// healthcheck.go (`claudeops healthcheck`, the image's HEALTHCHECK).
+// exit.go: the exit codes.
+//
+// testdata/places measures the composition root: its lines, and where a
+// runner or a platform is named outside its own files (docs/DESIGN.md
+// gives the figures).
+package main
