@@ -1,11 +1,3 @@
-// Package dendrite runs a real Matrix homeserver (Dendrite, built by
-// scripts/dendrite) for tests, registers users on it, and gives tests a
-// Matrix client for the humans in them (alice, mallory): it sends what
-// Element sends and records everything it sees, decrypted when it can.
-//
-// Each Start runs its own server on a free loopback port with its data in
-// t.TempDir(), so tests may run in parallel. Clients that read and write
-// encrypted rooms (ClientOptions.Crypto) need -tags goolm.
 package dendrite
 
 import (

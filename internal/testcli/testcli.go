@@ -1,7 +1,3 @@
-// Package testcli finds the Claude Code CLI that scripts/test installs, for
-// tests that run the real CLI: the pinned one, or whichever version
-// CLAUDEOPS_TEST_CLAUDE_BIN names (scripts/test runs the real-CLI tests
-// with several). Such a test asserts what BinVersion reports, never the pin.
 package testcli
 
 import (

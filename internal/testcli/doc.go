@@ -1,0 +1,13 @@
+// Package testcli finds the Claude Code CLI that scripts/test installs, for
+// tests that run the real CLI: the pinned one, or whichever version
+// CLAUDEOPS_TEST_CLAUDE_BIN names (scripts/test runs the real-CLI tests
+// with several). Such a test asserts what BinVersion reports, never the pin.
+//
+// Files: testcli.go (Bin, BinVersion, RepoRoot, the Runner and bwrap the
+// tests use), realtests.go (FindRealTests: the tests that reach Bin, found
+// in the source, which scripts/test runs with each CLI version; used by
+// cmd/realclitests). cmd/gotestsplit runs go test -json, printing what go
+// test would, and lists the tests that skipped for a setup not ready yet
+// (the Docker images, the cluster), which scripts/test runs again once it
+// is.
+package testcli
