@@ -2,7 +2,10 @@
 // directory: each decodes strictly with client-go's scheme, the Role grants
 // exactly what the kubernetes runner does, and the Deployment is wired to
 // the settings the README documents. cluster_test.go applies the RBAC
-// objects to a real cluster.
+// objects to a real cluster (internal/kubetest): the Role's grants, and
+// the runner running with them alone. The manifests: namespace,
+// ServiceAccount, Role, RoleBinding, the state and work claims, the
+// Deployment and Secret examples (kubectl apply -k).
 package kubernetes_test
 
 import (

@@ -5,7 +5,10 @@
 //
 // Each Start runs its own server on a free loopback port with its data in
 // t.TempDir(), so tests may run in parallel. Clients that read and write
-// encrypted rooms (ClientOptions.Crypto) need -tags goolm.
+// encrypted rooms (ClientOptions.Crypto) need -tags goolm; their sessions
+// are cross-signed as Element's verified ones, or left unverified, and
+// they send reactions encrypted as Element does, or anything in clear. A
+// user may log in again, as a second session.
 //
 // Files: server.go (Server, Start, users); client.go (a human's client,
 // rooms); crypto_goolm.go, crypto_nogoolm.go (encrypted clients,

@@ -1,7 +1,7 @@
 // Package text is how the bot and its extensions put things into words in
 // a thread: cut to a length, on one line, in the singular or the plural,
-// as inline code nothing inside can end, a commit or a configured duration
-// in short. It is a leaf: it imports nothing of this repository but the
+// as inline code nothing inside can end, a commit, a configured duration
+// or a byte size in short (all in text.go). It is a leaf: it imports nothing of this repository but the
 // port (adapters), for what makes untrusted text visible.
 package text
 
