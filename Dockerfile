@@ -2,7 +2,7 @@
 # build (a single executable: no Node at run time), as a non-root user with
 # everything that must outlive the container under the volume /data.
 # cmd/claudeops/image_e2e_test.go builds this file and runs the image on a
-# real engine (see README, "Docker").
+# real engine (see docs/DEPLOYMENT.md, "Docker", and docs/TESTING.md, "The image").
 #
 # Stages come in the order of what changes least: the legacy builder builds
 # every stage before a --target, so the test caches cli, deps and runtime

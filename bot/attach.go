@@ -35,7 +35,7 @@ import (
 )
 
 const (
-	// maxFileBytes bounds one attachment (README: 20 MB each).
+	// maxFileBytes bounds one attachment (docs/USER_GUIDE.md, "Attachments": 20 MiB each).
 	maxFileBytes = 20 << 20
 	// fetchTimeout bounds the downloads of one message's files: the
 	// thread's worker waits for them.

@@ -13,7 +13,7 @@ import (
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
-// Who may do what in a thread (README: "Who may do what"): its starter and
+// Who may do what in a thread (docs/USER_GUIDE.md: "Who may do what"): its starter and
 // the admins change it (mode, model, new, stop, decisions); every other
 // allowed user may talk in it and is refused the rest with a note.
 

@@ -18,7 +18,7 @@ var (
 	// not report a turn's own usage (model_usage_since_last_result), so a
 	// turn's tokens and cost are not known apart from the session's; older
 	// ones still start in their automatic permission mode when none is
-	// given (2.1.285 … 2.1.301). README, "Commands", has the table.
+	// given (2.1.285 … 2.1.301). docs/OPERATIONS.md, "The Claude Code CLI", has the table.
 	MinVersion = Version{2, 1, 309}
 	// TestedVersion is the newest CLI the test suite ran against: the
 	// version the fixtures were captured from and the tests install.

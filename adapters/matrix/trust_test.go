@@ -16,7 +16,7 @@ import (
 	"github.com/claudeops/claudeops/store"
 )
 
-// Who may do what (README: "Who may do what") on Matrix's own surface:
+// Who may do what (docs/USER_GUIDE.md: "Who may do what") on Matrix's own surface:
 // commands typed in someone else's thread, and the ♾️ reaction ("Always
 // allow"). alice starts the threads, bob is another allowed user, carol
 // an admin. The oracles are outside the bot: what the homeserver shows,

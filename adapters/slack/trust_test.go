@@ -18,7 +18,7 @@ import (
 	"github.com/claudeops/claudeops/store"
 )
 
-// Who may do what (README: "Who may do what") on Slack's own surface: the
+// Who may do what (docs/USER_GUIDE.md: "Who may do what") on Slack's own surface: the
 // Stop button, commands typed in someone else's thread, and the "Always
 // allow" button. alice starts the threads, bob is another allowed user,
 // carol an admin. The oracles are outside the bot: what fakeslack shows

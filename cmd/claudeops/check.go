@@ -85,7 +85,7 @@ func (e *configError) lines() []string {
 }
 
 // exitCode is exitNotFound when the one thing wrong is a missing CLI (the
-// code the README promises for it), else exitConfig.
+// code docs/OPERATIONS.md promises for it), else exitConfig.
 func (e *configError) exitCode() int {
 	for _, p := range e.problems {
 		if p.code != exitNotFound {

@@ -204,7 +204,7 @@ func writableFile(db, f string) problem {
 
 // checkCLI runs the version check of the CLI sessions will run (not for
 // a runner whose CLI is an image's: its Build checks that one). A missing
-// CLI calls for exit code 72, as the README promises.
+// CLI calls for exit code 72, as docs/OPERATIONS.md promises.
 func checkCLI(ctx context.Context, c config) (problem, claudeproc.VersionInfo) {
 	p := problem{name: "CLAUDEOPS_CLAUDE_BIN", value: c.ClaudeBin}
 	if k := c.Runner.inUse(); k != nil && k.ImageCLI() || c.ClaudeBin == "" {

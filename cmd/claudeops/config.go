@@ -10,8 +10,9 @@ import (
 	"github.com/claudeops/claudeops/scheduler"
 )
 
-// config is the process-wide configuration. Names are the contract of
-// DESIGN.md ("Configuration"). Secrets are the fields tagged "unset"; each
+// config is the process-wide configuration. Names are a contract,
+// documented in docs/CONFIGURATION.md (configdoc_test.go holds it to the
+// env tags). Secrets are the fields tagged "unset"; each
 // has a <NAME>_FILE twin in SecretFiles, and none stays in the process's
 // environment (secrets.go).
 type config struct {

@@ -1,7 +1,7 @@
 package main
 
 // Exit codes, the only ones the process uses (sysexits.h where one fits;
-// README and operators' restart policies rely on them).
+// docs/OPERATIONS.md and operators' restart policies rely on them).
 const (
 	exitOK       = 0
 	exitFailure  = 1  // a run-time failure: the store, a platform, a stuck shutdown

@@ -13,7 +13,7 @@ import (
 
 // TestEverySecretHasAFileTwin: each secret variable of the configuration
 // (tagged unset, nested structs too) has a <NAME>_FILE twin, and the
-// secrets the README names are among them.
+// secrets docs/CONFIGURATION.md names are among them.
 func TestEverySecretHasAFileTwin(t *testing.T) {
 	names := secretNames()
 	for _, want := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "MATRIX_ACCESS_TOKEN", "MATRIX_PASSWORD"} {

@@ -1,7 +1,7 @@
 // Package kubernetes_test checks the deployment manifests in this
 // directory: each decodes strictly with client-go's scheme, the Role grants
 // exactly what the kubernetes runner does, and the Deployment is wired to
-// the settings the README documents. cluster_test.go applies the RBAC
+// the settings docs/CONFIGURATION.md documents. cluster_test.go applies the RBAC
 // objects to a real cluster (internal/kubetest): the Role's grants, and
 // the runner running with them alone. The manifests: namespace,
 // ServiceAccount, Role, RoleBinding, the state and work claims, the
@@ -319,11 +319,11 @@ func TestDeploymentOneReplicaRecreate(t *testing.T) {
 	}
 }
 
-// documented are the variables in the first column of the README's
-// configuration table.
+// documented are the variables in the first column of the tables of
+// docs/CONFIGURATION.md, the configuration reference.
 func documented(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/CONFIGURATION.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func documented(t *testing.T) map[string]bool {
 		}
 	}
 	if len(names) < 20 {
-		t.Fatalf("found %d variables in README.md's configuration table: is its header still \"| variable | default | meaning |\"?", len(names))
+		t.Fatalf("found %d variables in docs/CONFIGURATION.md's tables: are they still headed \"| variable | default | meaning |\"?", len(names))
 	}
 	return names
 }
@@ -357,7 +357,7 @@ func TestDeploymentSettingsAreDocumented(t *testing.T) {
 		for _, name := range slices.Sorted(maps.Keys(envOf(t, c))) {
 			ours := strings.HasPrefix(name, "CLAUDEOPS_") || strings.HasPrefix(name, "SLACK_") || strings.HasPrefix(name, "MATRIX_")
 			if ours && !doc[name] {
-				t.Errorf("container %s sets %s, which README.md's configuration table does not document", c.Name, name)
+				t.Errorf("container %s sets %s, which docs/CONFIGURATION.md does not document", c.Name, name)
 			}
 		}
 	}
