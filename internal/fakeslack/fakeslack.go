@@ -14,7 +14,7 @@ import (
 )
 
 // Options configures a Server. Zero values get the defaults noted per field;
-// the defaults match the IDs used in shared/fixtures/slack.
+// the defaults match the IDs used in testdata/fixtures (Slack's payloads).
 type Options struct {
 	BotToken      string // "xoxb-fake-bot-token"
 	AppToken      string // "xapp-1-fake-app-token" (apps.connections.open only)

@@ -19,8 +19,8 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// testdata/fixtures are copies of shared/fixtures/slack: Slack's real payload
-// shapes. These tests read the fake's raw frames and bodies (not through
+// testdata/fixtures are Slack's real payload shapes, kept here as they
+// were recorded. These tests read the fake's raw frames and bodies (not through
 // slack-go, which would hide missing fields) and check that every key of the
 // fixture is there with the same JSON type.
 

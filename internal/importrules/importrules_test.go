@@ -85,6 +85,7 @@ var places = []place{
 	{"internal/testcli/cmd/realclitests", []string{"internal/testcli"}, "scripts/test's helper"},
 	{"internal/testrunner", []string{"claudeproc", "internal/testcli"}, "tests' helper"},
 	{"deploy/kubernetes", nil, "manifests, and their tests"},
+	{"docs", nil, "the documents, and the test that their links stay in the repository"},
 }
 
 // A guard names packages only some may import, whatever their places say.
