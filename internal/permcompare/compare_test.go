@@ -16,6 +16,11 @@
 // (approvals/testdata/bash-allow-corpus.jsonl) and
 // CLAUDEOPS_PERMCOMPARE_OUT=<file> for its table; without it a handful of
 // cases run.
+//
+// Files: compare_test.go (the comparison and its table), harness_test.go
+// (the corpus, the CLI started each way, the run traced),
+// denyrules_test.go (the deny rules the bot hands the CLI, enforced by the
+// CLI itself).
 package permcompare
 
 import (
