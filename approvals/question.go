@@ -134,7 +134,7 @@ func numberList(t string) ([]string, bool) {
 }
 
 // AnswerInput builds the updatedInput that answers an AskUserQuestion call
-// (CLAUDE_CLI.md §7): {"questions":<the original questions, byte for byte>,
+// (the control protocol's can_use_tool answer for AskUserQuestion, as the CLI reads it): {"questions":<the original questions, byte for byte>,
 // "answers":{<question text>:<answer>,…}}. Keys of answers must be question
 // texts; answers are written with sorted keys and without HTML escaping.
 func AnswerInput(input json.RawMessage, answers map[string]string) (json.RawMessage, error) {

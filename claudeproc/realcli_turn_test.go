@@ -216,7 +216,7 @@ func TestRealCLICloseMidTurn(t *testing.T) {
 
 // TestRealCLIMessageInjectedIntoToolStep: a message sent while a tool runs
 // joins the same turn; the model sees it as a system message at its next
-// request (CLAUDE_CLI.md §8).
+// request (observed with the pinned CLI).
 func TestRealCLIMessageInjectedIntoToolStep(t *testing.T) {
 	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		if len(req.ToolResults()) > 0 {

@@ -18,7 +18,7 @@ import (
 
 const zwsp = "\u200b"
 
-// mentionForms: every mention syntax a model could write (SLACK.md §6).
+// mentionForms: every mention syntax a model could write (Slack's "Formatting text for app surfaces").
 var mentionForms = []string{
 	"<!here>", "<!here|here>", "<!channel>", "<!channel|channel>", "<!everyone>", "<!everyone|everyone>",
 	"<@" + bob + ">", "<@" + bob + "|bob>", "<#" + general + ">", "<#" + general + "|general>",

@@ -13,7 +13,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/slack/slackmd"
 )
 
-// Limits we render to (SLACK.md §1), with margin.
+// Limits we render to (Slack's block and message limits), with margin.
 const (
 	textPartRunes    = 11000 // markdown blocks: 12,000 cumulative per message
 	sectionTextRunes = 2900  // section text: 3,000

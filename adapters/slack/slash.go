@@ -23,7 +23,7 @@ import (
 // person who may not use the bot puts nothing in the channel, and is told
 // through the command's response_url, which only they see.
 
-// Slack lets a response_url be used 5 times within 30 minutes (SLACK.md).
+// Slack lets a response_url be used 5 times within 30 minutes (Slack's slash command docs).
 const (
 	responseURLTTL = 30 * time.Minute
 	responsesCap   = 4096

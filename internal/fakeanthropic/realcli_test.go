@@ -39,7 +39,7 @@ type cliProc struct {
 	done   chan error
 }
 
-// startCLI runs the CLI as CLAUDE_CLI.md §1 shows: an explicit minimal
+// startCLI runs the CLI as the bot does: an explicit minimal
 // environment, a fresh HOME and a temporary cwd.
 func startCLI(t *testing.T, s *Server) *cliProc {
 	t.Helper()

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// Limits from SLACK.md §1 (Slack's "Blocks", "<block> block", "<element>
+// Limits from Slack's reference (its "Blocks", "<block> block", "<element>
 // element" and "Composition objects" pages).
 const (
 	MaxText            = 40000 // chat.postMessage truncates text past this

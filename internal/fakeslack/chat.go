@@ -181,7 +181,7 @@ func (s *Server) apiUpdate(p params) result {
 			m.text = c.text
 			m.markdown = ""
 		}
-		// Without blocks the old blocks stay (SLACK.md §7.6); blocks=[] clears them.
+		// Without blocks the old blocks stay (chat.update); blocks=[] clears them.
 		if c.hasBlocks {
 			m.blocks = c.blocks
 		}

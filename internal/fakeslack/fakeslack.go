@@ -30,7 +30,7 @@ type Options struct {
 	BotName           string // "claudebot"
 	VerificationToken string // "fakeverificationtoken" (the deprecated "token" field of payloads)
 
-	// Strict enforces the per-method Web API rate limits of SLACK.md §1
+	// Strict enforces the per-method Web API rate limits of Slack's "Rate limits" page
 	// (Tier 2 20/min, Tier 3 50/min, Tier 4 100/min, chat.postMessage 1/s per
 	// channel), multiplied by RateScale, with a modest burst. Over the limit:
 	// HTTP 429, Retry-After: <whole seconds ≥ 1>, {"ok":false,"error":"ratelimited"}.

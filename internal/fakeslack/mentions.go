@@ -7,7 +7,7 @@ import (
 )
 
 // What Slack turns into a mention or a notification in what a message
-// shows (SLACK.md §6, "Formatting text for app surfaces"): the angle
+// shows (Slack's "Formatting text for app surfaces"): the angle
 // bracket entities <!here>, <!channel>, <!everyone> (also "|label" forms),
 // <@U…>, <#C…>, <!subteam^…>, and the bare words @here, @channel and
 // @everyone, which Slack resolves in typed text, with link_names, and may

@@ -39,7 +39,7 @@ func TestPostUpdateThreadRoundTrip(t *testing.T) {
 	if _, _, _, err := api.UpdateMessageContext(ctx, general, ts, slack.MsgOptionText("Tests passed", false), slack.MsgOptionBlocks(blocks...)); err != nil {
 		t.Fatal(err)
 	}
-	// Text-only update keeps the blocks (SLACK.md §7.6).
+	// Text-only update keeps the blocks (chat.update).
 	if _, _, _, err := api.UpdateMessageContext(ctx, general, ts, slack.MsgOptionText("Tests passed!", false)); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Web API rate-limit tiers, per minute (SLACK.md §1, "Rate limits").
+// Web API rate-limit tiers, per minute (Slack's "Rate limits" page).
 const (
 	tier2 = 20
 	tier3 = 50
