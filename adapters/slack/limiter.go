@@ -13,7 +13,8 @@ import (
 // Per-method budgets (Slack's "Rate limits" page: Tier 2 20/min, Tier 3
 // 50/min, Tier 4 100/min, chat.postMessage about 1/s per channel): one
 // budget per method per workspace, shared by every session of the bot;
-// chat.postMessage is limited per channel. rate is calls per second, burst how many may go at once.
+// chat.postMessage is limited per channel. rate is calls per second,
+// burst how many may go at once.
 var methodLimits = map[string]methodLimit{
 	"chat.postMessage":             {1, 3}, // per channel
 	"chat.update":                  {50.0 / 60, 5},
