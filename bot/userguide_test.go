@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/internal/mdtable"
 )
 
 // guideWho is what the user's guide says, in its "who" column, of a
@@ -105,48 +106,19 @@ var codeSpan = regexp.MustCompile("`([^`]+)`")
 func guideCommands(t *testing.T, doc string) []guideRow {
 	t.Helper()
 	var rows []guideRow
-	in := false
-	for line := range strings.Lines(doc) {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "| command | who | does |"):
-			in = true
-		case !in || strings.HasPrefix(line, "| ---"):
-		case !strings.HasPrefix(line, "|"):
-			in = false
-		default:
-			cells := tableCells(line)
-			if len(cells) < 3 {
-				t.Fatalf("docs/USER_GUIDE.md: a command row without its three cells: %s", line)
-			}
-			var r guideRow
-			for _, m := range codeSpan.FindAllStringSubmatch(cells[0], -1) {
-				r.usages = append(r.usages, strings.ReplaceAll(m[1], `\|`, "|"))
-			}
-			r.who = cells[1]
-			rows = append(rows, r)
+	for _, cells := range mdtable.Rows(doc, "| command | who | does |") {
+		if len(cells) < 3 {
+			t.Fatalf("docs/USER_GUIDE.md: a command row without its three cells: %q", cells)
 		}
+		var r guideRow
+		for _, m := range codeSpan.FindAllStringSubmatch(cells[0], -1) {
+			r.usages = append(r.usages, strings.ReplaceAll(m[1], `\|`, "|"))
+		}
+		r.who = cells[1]
+		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
 		t.Fatal(`docs/USER_GUIDE.md has no command table: is its header still "| command | who | does |"?`)
 	}
 	return rows
-}
-
-// tableCells splits a Markdown table row at the pipes that are not
-// escaped, trimming each cell.
-func tableCells(line string) []string {
-	line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
-	var cells []string
-	start := 0
-	for i := 0; i < len(line); i++ {
-		switch line[i] {
-		case '\\':
-			i++
-		case '|':
-			cells = append(cells, strings.TrimSpace(line[start:i]))
-			start = i + 1
-		}
-	}
-	return append(cells, strings.TrimSpace(line[start:]))
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claudeops/claudeops/internal/mdtable"
 )
 
 // readVar is one variable the bot reads: where, and its envDefault.
@@ -77,27 +79,16 @@ func documentedVars(t *testing.T) map[string]docVar {
 		t.Fatal(err)
 	}
 	out := map[string]docVar{}
-	in := false
-	for line := range strings.Lines(string(b)) {
-		line = strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(line, "| variable | default | meaning |"):
-			in = true
-		case !in || strings.HasPrefix(line, "| ---"):
-		case !strings.HasPrefix(line, "|"):
-			in = false
-		default:
-			cells := strings.SplitN(strings.TrimPrefix(line, "|"), "|", 3)
-			if len(cells) < 3 {
-				t.Fatalf("docs/CONFIGURATION.md: a row without its three cells: %s", line)
+	for _, cells := range mdtable.Rows(string(b), "| variable | default | meaning |") {
+		if len(cells) < 3 {
+			t.Fatalf("docs/CONFIGURATION.md: a row without its three cells: %q", cells)
+		}
+		names := varName.FindAllStringSubmatch(cells[0], -1)
+		for _, m := range names {
+			if _, dup := out[m[1]]; dup {
+				t.Errorf("docs/CONFIGURATION.md documents %s twice", m[1])
 			}
-			names := varName.FindAllStringSubmatch(cells[0], -1)
-			for _, m := range names {
-				if _, dup := out[m[1]]; dup {
-					t.Errorf("docs/CONFIGURATION.md documents %s twice", m[1])
-				}
-				out[m[1]] = docVar{def: strings.TrimSpace(cells[1]), alone: len(names) == 1}
-			}
+			out[m[1]] = docVar{def: cells[1], alone: len(names) == 1}
 		}
 	}
 	if len(out) < 20 {

@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/claudeops/claudeops/claudeproc/kubernetes"
+	"github.com/claudeops/claudeops/internal/mdtable"
 )
 
 // manifest is one object of one file.
@@ -328,19 +329,10 @@ func documented(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	names := map[string]bool{}
-	in := false
 	tick := regexp.MustCompile("`([A-Z][A-Z0-9_]*)`")
-	for l := range strings.SplitSeq(string(b), "\n") {
-		switch {
-		case strings.HasPrefix(l, "| variable | default | meaning |"):
-			in = true
-		case in && !strings.HasPrefix(l, "|"):
-			in = false
-		case in:
-			first, _, _ := strings.Cut(strings.TrimPrefix(l, "|"), "|")
-			for _, m := range tick.FindAllStringSubmatch(first, -1) {
-				names[m[1]] = true
-			}
+	for _, cells := range mdtable.Rows(string(b), "| variable | default | meaning |") {
+		for _, m := range tick.FindAllStringSubmatch(cells[0], -1) {
+			names[m[1]] = true
 		}
 	}
 	if len(names) < 20 {

@@ -78,6 +78,7 @@ var places = []place{
 	{"internal/fakeanthropic", nil, "tests' helper: a fake made from the real API's shapes, not from our types"},
 	{"internal/fakeslack", nil, "tests' helper: a fake made from Slack's shapes, not from our adapter"},
 	{"internal/kubetest", nil, "tests' helper"},
+	{"internal/mdtable", nil, "tests' helper: the documents' tables, for the tests that hold them to the code"},
 	{"internal/permcompare", nil, "tests only"},
 	{"internal/importrules", nil, "tests only"},
 	{"internal/testcli", nil, "tests' helper"},
