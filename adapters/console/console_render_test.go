@@ -12,40 +12,24 @@ import (
 	"unicode/utf8"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
-// clock is a console clock the test moves.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// epoch is where the console tests' clocks start.
+var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // screen drives one console adapter's output side.
 type screen struct {
 	t   *testing.T
 	a   *Adapter
-	clk *clock
+	clk *testkit.Clock
 	out *bytes.Buffer
 }
 
 func newScreen(t *testing.T) *screen {
-	clk := newClock()
+	clk := testkit.NewClock(epoch)
 	out := &bytes.Buffer{}
-	return &screen{t: t, clk: clk, out: out, a: New(Options{In: strings.NewReader(""), Out: out, Now: clk.now})}
+	return &screen{t: t, clk: clk, out: out, a: New(Options{In: strings.NewReader(""), Out: out, Now: clk.Now})}
 }
 
 func (s *screen) post(th adapters.ThreadRef, m adapters.Message) adapters.MessageRef {
@@ -126,13 +110,13 @@ var renderCases = []struct {
 		run := adapters.Tool{Name: "Bash", Input: "make test", State: adapters.ToolRunning}
 		ref := s.post(mainT, tool(run))
 		// Running edits are shown at most every 10 s.
-		s.clk.advance(5 * time.Second)
+		s.clk.Advance(5 * time.Second)
 		run.Elapsed = 5 * time.Second
 		s.edit(ref, tool(run))
-		s.clk.advance(7 * time.Second)
+		s.clk.Advance(7 * time.Second)
 		run.Elapsed = 12 * time.Second
 		s.edit(ref, tool(run))
-		s.clk.advance(time.Second)
+		s.clk.Advance(time.Second)
 		run.Elapsed = 13 * time.Second
 		s.edit(ref, tool(run))
 		done := run
@@ -244,7 +228,7 @@ func TestRender(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScreen(t)
 			tc.run(s)
-			checkGolden(t, filepath.Join("testdata", tc.name+".golden"), s.out.String())
+			testkit.Golden(t, filepath.Join("testdata", tc.name+".golden"), s.out.String())
 		})
 	}
 }

@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 var (
 	mainT  = Thread("main")
@@ -25,55 +21,16 @@ var (
 	ctx    = context.Background()
 )
 
-// checkGolden compares got with the golden file at path; under -update it
-// rewrites the file instead, so a deliberate change is one command away.
-func checkGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update accepts it):\n--- got\n%s--- want\n%s", path, got, want)
-	}
-}
-
 // typist runs a console over a pipe and collects what it delivers.
 type typist struct {
 	t      *testing.T
 	a      *Adapter
 	in     *io.PipeWriter
-	out    *syncBuffer
+	out    *testkit.Output
 	events chan adapters.Event
 	fail   error // what deliver returns
 	done   chan error
 	cancel context.CancelFunc
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func startTypist(t *testing.T, o Options) *typist { return startTypistFailing(t, o, nil) }
@@ -82,7 +39,7 @@ func startTypist(t *testing.T, o Options) *typist { return startTypistFailing(t,
 func startTypistFailing(t *testing.T, o Options, fail error) *typist {
 	t.Helper()
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := testkit.NewOutput()
 	o.In, o.Out = pr, out
 	ty := &typist{t: t, a: New(o), in: pw, out: out, events: make(chan adapters.Event, 100), done: make(chan error, 1), fail: fail}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -209,7 +166,7 @@ func TestInputThreadCommand(t *testing.T) {
 	if err := ty.close(); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, filepath.Join("testdata", "thread-command.golden"), ty.out.String())
+	testkit.Golden(t, filepath.Join("testdata", "thread-command.golden"), ty.out.String())
 }
 
 func TestInputBlankLinesIgnored(t *testing.T) {
@@ -290,7 +247,7 @@ func TestInputDeliverFails(t *testing.T) {
 // goes on to EOF (input_limit_test.go has the lines after it).
 func TestInputLineTooLong(t *testing.T) {
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := testkit.NewOutput()
 	a := New(Options{In: pr, Out: out})
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, func(context.Context, adapters.Event) error { return nil }) }()

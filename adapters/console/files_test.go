@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // fileCases are TestPostFile's transcripts (testdata/<name>.golden).
@@ -52,7 +53,7 @@ func TestPostFile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScreen(t)
 			tc.run(s)
-			checkGolden(t, filepath.Join("testdata", tc.name+".golden"), s.out.String())
+			testkit.Golden(t, filepath.Join("testdata", tc.name+".golden"), s.out.String())
 		})
 	}
 }
@@ -97,11 +98,11 @@ func TestReadThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSaid(t, "main", got, want)
+	testkit.CheckSaid(t, "main", got, want)
 	got, _ = ty.a.ReadThread(ctx, mainT, 2)
-	checkSaid(t, "main, limit 2", got, want[3:])
+	testkit.CheckSaid(t, "main, limit 2", got, want[3:])
 	got, _ = ty.a.ReadThread(ctx, otherT, 100)
-	checkSaid(t, "other", got, []string{"operator: elsewhere"})
+	testkit.CheckSaid(t, "other", got, []string{"operator: elsewhere"})
 }
 
 // TestReadThreadBounded: a thread keeps its last historyLines messages,
@@ -123,21 +124,5 @@ func TestReadThreadBounded(t *testing.T) {
 	}
 	if got, _ := s.a.ReadThread(ctx, Thread("t0"), 10); len(got) != 1 {
 		t.Errorf("thread t0 holds %d messages, want 1", len(got))
-	}
-}
-
-// checkSaid compares messages read back, as "[bot ]user: text" lines.
-func checkSaid(t *testing.T, what string, got []adapters.Said, want []string) {
-	t.Helper()
-	var lines []string
-	for _, m := range got {
-		l := m.User.ID + ": " + m.Text
-		if m.FromBot {
-			l = "bot " + l
-		}
-		lines = append(lines, l)
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%s read back:\n%s\nwant:\n%s", what, strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // hostile is text that would drive a terminal if it reached one as it is:
@@ -201,12 +202,12 @@ func FuzzTerminalSafe(f *testing.F) {
 		if step < 1 {
 			step = 1
 		}
-		s := &screen{t: t, clk: newClock(), out: &bytes.Buffer{}}
-		s.a = New(Options{Out: s.out, Now: s.clk.now})
+		s := &screen{t: t, clk: testkit.NewClock(epoch), out: &bytes.Buffer{}}
+		s.a = New(Options{Out: s.out, Now: s.clk.Now})
 		ref := s.post(mainT, text(""))
 		for i := step; i < len(h); i += step {
 			s.edit(ref, text(h[:i]))
-			s.clk.advance(time.Second)
+			s.clk.Advance(time.Second)
 		}
 		s.post(otherT, adapters.Message{Kind: adapters.KindNotice, Text: h})
 		s.edit(ref, final(h))

@@ -180,16 +180,16 @@ func TestToolWaitingForApproval(t *testing.T) {
 			s.edit(ref, tool(tl))
 			// Waiting for minutes: edits print nothing more.
 			for range 30 {
-				s.clk.advance(5 * time.Second)
+				s.clk.Advance(5 * time.Second)
 				s.edit(ref, tool(tl))
 			}
 			// Allowed: running from now; no line until a tick is due.
 			tl.State = adapters.ToolRunning
 			s.edit(ref, tool(tl))
-			s.clk.advance(5 * time.Second)
+			s.clk.Advance(5 * time.Second)
 			tl.Elapsed = 5 * time.Second
 			s.edit(ref, tool(tl))
-			s.clk.advance(7 * time.Second)
+			s.clk.Advance(7 * time.Second)
 			tl.Elapsed = 12 * time.Second
 			s.edit(ref, tool(tl))
 			tl.State, tl.Elapsed, tl.Preview = tt.end, 20*time.Second, "done"

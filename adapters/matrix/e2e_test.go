@@ -3,7 +3,6 @@ package matrix_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
@@ -86,10 +86,8 @@ func (h *harness) start() {
 	bc := bot.Config{
 		Runner:    testrunner.Runner(h.t, h.home, filepath.Dir(h.dbPath)),
 		ClaudeBin: h.bin,
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.home, "LANG=C.UTF-8",
-			"ANTHROPIC_BASE_URL=" + h.api.URL, "ANTHROPIC_API_KEY=sk-test",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_MAX_RETRIES=1"},
-		Workdir: h.dir,
+		Env:       testkit.CLIEnv(h.home, h.api.URL, "CLAUDE_CODE_MAX_RETRIES=1"),
+		Workdir:   h.dir,
 		// Globs: everyone on this server but mallory's namesakes.
 		AllowedUsers: []string{"@alice:" + h.srv.ServerName, "@b*:" + h.srv.ServerName},
 		MaxSessions:  4,

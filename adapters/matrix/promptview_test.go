@@ -1,39 +1,15 @@
 package matrix
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update accepts it):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
 
 func offered(ids ...adapters.ChoiceID) []adapters.Choice {
 	var out []adapters.Choice
@@ -54,15 +30,15 @@ func TestPromptMarkdown(t *testing.T) {
 		Detail:  "/w/src/a.go\n+ package a\n+ // `quoted` ```",
 		Note:    "Prompt #3 (id `p1`): name it `allow 3`.\nAllow folder for thread: `Write(src/**)` in this thread.",
 		Choices: offered(adapters.ChoiceAllow, adapters.ChoiceAllowFolder, adapters.ChoiceDeny)}
-	checkGolden(t, "prompt-open.md", promptMarkdown(p))
+	testkit.Golden(t, filepath.Join("testdata", "prompt-open.md"), promptMarkdown(p))
 	p.State, p.Outcome = adapters.PromptDecided, "Allowed by @ana:example.org for this folder"
-	checkGolden(t, "prompt-decided.md", promptMarkdown(p))
+	testkit.Golden(t, filepath.Join("testdata", "prompt-decided.md"), promptMarkdown(p))
 	all := adapters.Prompt{ID: "p2", Kind: adapters.PromptApproval, Title: "Bash wants to run", Tool: "Bash",
 		Detail: "$ make", Choices: adapters.ApprovalChoices}
-	checkGolden(t, "prompt-all-choices.md", promptMarkdown(all))
+	testkit.Golden(t, filepath.Join("testdata", "prompt-all-choices.md"), promptMarkdown(all))
 	q := adapters.Prompt{ID: "q", Kind: adapters.PromptQuestion, Title: "#4 · Claude asks", Note: "Prompt #4: reply `4 1`.",
 		Questions: []adapters.Question{{Text: "Which one?", Options: []adapters.Option{{Label: "Red"}, {Label: "Blue", Description: "calm"}}}}}
-	checkGolden(t, "prompt-question.md", promptMarkdown(q))
+	testkit.Golden(t, filepath.Join("testdata", "prompt-question.md"), promptMarkdown(q))
 }
 
 // TestDetailCannotBreakOut: the detail stays in its code block whatever it
@@ -142,7 +118,7 @@ func TestToolLines(t *testing.T) {
 		}
 		out = append(out, toolLine(&tool, false))
 	}
-	checkGolden(t, "tool-lines.md", strings.Join(out, "\n\n----\n\n"))
+	testkit.Golden(t, filepath.Join("testdata", "tool-lines.md"), strings.Join(out, "\n\n----\n\n"))
 
 	var long strings.Builder
 	for i := 1; long.Len() <= toolInputBytes; i++ {

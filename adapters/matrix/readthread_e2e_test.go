@@ -2,7 +2,6 @@ package matrix_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"maunium.net/go/mautrix/event"
@@ -10,6 +9,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/matrix"
 	"github.com/claudeops/claudeops/internal/dendrite"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // TestReadThread: see checkReadThread.
@@ -84,7 +84,7 @@ func checkReadThread(t *testing.T, encrypted bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSaid(t, "whole thread", got, want)
+	testkit.CheckSaid(t, "whole thread", got, want)
 	if len(got) > 0 && (got[0].ID != root.String() || got[len(got)-1].ID != last.String()) {
 		t.Errorf("read %s … %s, want %s … %s", got[0].ID, got[len(got)-1].ID, root, last)
 	}
@@ -93,26 +93,10 @@ func checkReadThread(t *testing.T, encrypted bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSaid(t, fmt.Sprintf("limit %d", limit), got, want[len(want)-limit:])
+		testkit.CheckSaid(t, fmt.Sprintf("limit %d", limit), got, want[len(want)-limit:])
 	}
 	if got, err := s.ad.ReadThread(ctx, adapters.ThreadRef{Platform: matrix.Platform, Channel: room.String(), Thread: other.String()}, 100); err != nil ||
 		len(got) != 2 || got[1].Text != "secret of another thread" {
 		t.Errorf("the other thread read back as %+v, %v", got, err)
-	}
-}
-
-// checkSaid compares messages read back, as "[bot ]user: text" lines.
-func checkSaid(t *testing.T, what string, got []adapters.Said, want []string) {
-	t.Helper()
-	var lines []string
-	for _, m := range got {
-		l := m.User.ID + ": " + m.Text
-		if m.FromBot {
-			l = "bot " + l
-		}
-		lines = append(lines, l)
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%s read back:\n%s\nwant:\n%s", what, strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"maunium.net/go/mautrix/format/mdext"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // hostile is what a model (or a file it read) may write, in the styles of
@@ -200,12 +202,12 @@ func TestSanitizeKeepsWhatTheSpecAllows(t *testing.T) {
 			t.Errorf("lost %s", want)
 		}
 	}
-	checkGolden(t, "html-rich.html", got+"\n")
+	testkit.Golden(t, filepath.Join("testdata", "html-rich.html"), got+"\n")
 	var b strings.Builder
 	for _, tc := range hostile[:30] {
 		b.WriteString(tc.in + "\n\n")
 	}
-	checkGolden(t, "html-hostile.html", content(b.String()).FormattedBody+"\n")
+	testkit.Golden(t, filepath.Join("testdata", "html-hostile.html"), content(b.String()).FormattedBody+"\n")
 }
 
 // TestSanitizeIsStable: sanitized HTML goes through again unchanged, and

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
@@ -31,13 +31,6 @@ import (
 // otherBot is another app in the workspace.
 var otherBot = fakeslack.OtherBot{BotID: "B0OTHER001", UserID: "U0OTHERBOT", AppID: "A0OTHER001", Name: "otherbot"}
 
-// testClock is the time of the bot, the adapter and the fake's message ts
-// alike: a test moves it forward to make what was posted hours old.
-type testClock struct{ off atomic.Int64 }
-
-func (c *testClock) Now() time.Time          { return time.Now().Add(time.Duration(c.off.Load())) }
-func (c *testClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
-
 type catchUpEnv struct {
 	t      *testing.T
 	fs     *fakeslack.Server
@@ -46,8 +39,8 @@ type catchUpEnv struct {
 	dir    string
 	home   string
 	window time.Duration
-	clock  *testClock // nil: real time
-	http   bool       // HTTP mode instead of Socket Mode
+	clock  *testkit.Clock // nil: real time; else the time of the bot, the adapter and the fake's message ts alike
+	http   bool           // HTTP mode instead of Socket Mode
 	front  atomic.Pointer[http.Handler]
 	mod    func(*bot.Config, *slack.Config)
 	logs   logLines    // the adapter's log, over every run
@@ -122,7 +115,7 @@ func (e *catchUpEnv) waitLog(msg string, n int) {
 }
 
 // newCatchUpEnv starts the fakes; fo.Clock is set from clock when given.
-func newCatchUpEnv(t *testing.T, fo fakeslack.Options, hold <-chan struct{}, window time.Duration, clock *testClock, httpMode bool) *catchUpEnv {
+func newCatchUpEnv(t *testing.T, fo fakeslack.Options, hold <-chan struct{}, window time.Duration, clock *testkit.Clock, httpMode bool) *catchUpEnv {
 	t.Helper()
 	e := &catchUpEnv{t: t, dir: t.TempDir(), home: t.TempDir(), window: window, clock: clock, http: httpMode,
 		db: filepath.Join(t.TempDir(), "db")}
@@ -167,11 +160,9 @@ func (e *catchUpEnv) start() *catchUpRun {
 		now = e.clock.Now
 	}
 	bc := bot.Config{
-		Runner:    testrunner.Runner(t, e.home),
-		ClaudeBin: testcli.Bin(t),
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "LANG=C.UTF-8",
-			"ANTHROPIC_BASE_URL=" + e.api.URL, "ANTHROPIC_API_KEY=sk-test",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_MAX_RETRIES=1"},
+		Runner:       testrunner.Runner(t, e.home),
+		ClaudeBin:    testcli.Bin(t),
+		Env:          testkit.CLIEnv(e.home, e.api.URL, "CLAUDE_CODE_MAX_RETRIES=1"),
 		Workdir:      e.dir,
 		AllowedUsers: []string{alice, bob},
 		MaxSessions:  4,

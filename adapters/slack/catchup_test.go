@@ -9,6 +9,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/internal/fakeslack"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // picked is the notice of a thread picked up late.
@@ -167,7 +168,7 @@ func redeliveriesIgnored(t *testing.T, e *catchUpEnv, root, topic, first, second
 // mention are, once the socket is back.
 func TestCatchUpOnReconnect(t *testing.T) {
 	hold := make(chan struct{})
-	clock := &testClock{}
+	clock := testkit.RunningClock()
 	e := newCatchUpEnv(t, fakeslack.Options{}, hold, time.Hour, clock, false)
 	e.start()
 	idle := e.fs.Post(alice, general, mention+"an old thread")

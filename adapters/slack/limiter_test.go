@@ -4,28 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"testing"
 	"time"
 )
-
-// testClock moves only when a test moves it.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // TestLimiterTake: the budget's arithmetic on a clock that moves only when
 // told. chat.update is 50 a minute with a burst of 5 (one token per 1.2 s);
@@ -84,10 +66,10 @@ func TestLimiterTake(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clk := &testClock{now: time.Unix(1_700_000_000, 0)}
+			clk := testkit.NewClock(time.Unix(1_700_000_000, 0))
 			l := newLimiter(c.scale, clk.Now)
 			for i, s := range c.steps {
-				clk.advance(s.advance)
+				clk.Advance(s.advance)
 				method := s.method
 				if method == "" {
 					method = upd
@@ -109,7 +91,7 @@ func TestLimiterTake(t *testing.T) {
 // Retry-After that has passed, are forgotten at the next sweep, so that a
 // budget per channel does not outlive its channel's use.
 func TestLimiterForgetsIdleBudgets(t *testing.T) {
-	clk := &testClock{now: time.Unix(1_700_000_000, 0)}
+	clk := testkit.NewClock(time.Unix(1_700_000_000, 0))
 	l := newLimiter(1, clk.Now)
 	for i := range 100 {
 		l.take("chat.postMessage", fmt.Sprint("C", i), 0)
@@ -118,7 +100,7 @@ func TestLimiterForgetsIdleBudgets(t *testing.T) {
 	if n := l.sizes(); n != 101 {
 		t.Fatalf("%d budgets held, want 101", n)
 	}
-	clk.advance(time.Minute)
+	clk.Advance(time.Minute)
 	if _, err := l.wait(context.Background(), "chat.delete", ""); err != nil { // sweeps; its own budget is not full
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package slack_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/slack"
 	"github.com/claudeops/claudeops/internal/fakeslack"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // TestReadThread: a thread reads back whole and oldest first, paged (two
@@ -57,7 +57,7 @@ func TestReadThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkSaid(t, "whole thread", got, want)
+	testkit.CheckSaid(t, "whole thread", got, want)
 	if got[0].ID != th.Thread || !got[0].At.Before(got[len(got)-1].At) {
 		t.Errorf("first message %s at %v, last at %v: want the root first, oldest first", got[0].ID, got[0].At, got[len(got)-1].At)
 	}
@@ -66,7 +66,7 @@ func TestReadThread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSaid(t, fmt.Sprintf("limit %d", limit), got, want[len(want)-limit:])
+		testkit.CheckSaid(t, fmt.Sprintf("limit %d", limit), got, want[len(want)-limit:])
 	}
 	if calls := s.fs.Calls("conversations.history"); len(calls) != 0 {
 		t.Errorf("ReadThread read the channel's history (%d calls)", len(calls))
@@ -77,20 +77,4 @@ func TestReadThread(t *testing.T) {
 		}
 	}
 	s.noViolations()
-}
-
-// checkSaid compares messages read back, as "[bot ]user: text" lines.
-func checkSaid(t *testing.T, what string, got []adapters.Said, want []string) {
-	t.Helper()
-	var lines []string
-	for _, m := range got {
-		l := m.User.ID + ": " + m.Text
-		if m.FromBot {
-			l = "bot " + l
-		}
-		lines = append(lines, l)
-	}
-	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
-		t.Errorf("%s read back:\n%s\nwant:\n%s", what, strings.Join(lines, "\n"), strings.Join(want, "\n"))
-	}
 }

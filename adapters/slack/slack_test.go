@@ -17,6 +17,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
@@ -57,11 +58,9 @@ func newHarness(t testing.TB, script fakeanthropic.Script, fo fakeslack.Options,
 	h.st = st
 	home := t.TempDir()
 	bc := bot.Config{
-		Runner:    testrunner.Runner(t, home),
-		ClaudeBin: bin,
-		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-			"ANTHROPIC_BASE_URL=" + h.api.URL, "ANTHROPIC_API_KEY=sk-test",
-			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_MAX_RETRIES=1"},
+		Runner:       testrunner.Runner(t, home),
+		ClaudeBin:    bin,
+		Env:          testkit.CLIEnv(home, h.api.URL, "CLAUDE_CODE_MAX_RETRIES=1"),
 		Workdir:      h.dir,
 		AllowedUsers: []string{alice, bob},
 		MaxSessions:  4,

@@ -82,6 +82,7 @@ var places = []place{
 	{"internal/permcompare", nil, "tests only"},
 	{"internal/importrules", nil, "tests only"},
 	{"internal/testcli", nil, "tests' helper"},
+	{"internal/testkit", []string{"adapters"}, "tests' helper: what several packages' tests share (a clock, waits, output, golden files)"},
 	{"internal/testcli/cmd/gotestsplit", nil, "scripts/test's helper"},
 	{"internal/testcli/cmd/realclitests", []string{"internal/testcli"}, "scripts/test's helper"},
 	{"internal/testrunner", []string{"claudeproc", "internal/testcli"}, "tests' helper"},
