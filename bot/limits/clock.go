@@ -26,7 +26,7 @@ type clock struct {
 	// grace is set once the turn was interrupted for a limit: why, and
 	// the clock now times the stop grace.
 	grace string
-	timer *time.Timer
+	stop  func() bool // the armed timer's; nil: none
 	gen   int
 }
 
@@ -36,14 +36,14 @@ type clockFired struct{ gen int }
 func (c *clock) arm(p *part, d time.Duration) {
 	c.disarm()
 	gen, t := c.gen, p.t
-	c.timer = time.AfterFunc(d, func() { t.Post(clockFired{gen}) })
+	c.stop = p.cfg.Timers.AfterFunc(d, func() { t.Post(clockFired{gen}) })
 }
 
 // disarm stops the timer; a firing already posted no longer counts.
 func (c *clock) disarm() {
-	if c.timer != nil {
-		c.timer.Stop()
-		c.timer = nil
+	if c.stop != nil {
+		c.stop()
+		c.stop = nil
 	}
 	c.gen++
 }
@@ -85,7 +85,7 @@ func (p *part) onClock(ctx context.Context, m clockFired) {
 	if m.gen != c.gen || c.turn == 0 || c.turn != p.t.State().Turn {
 		return
 	}
-	c.timer = nil
+	c.stop = nil
 	if c.grace != "" {
 		p.t.Log().Warn("turn still running after its interrupt; closing the process", "why", c.grace, "grace", p.t.Settings().StopGrace)
 		p.t.Stop(c.grace)

@@ -22,6 +22,24 @@ type Config struct {
 	// ScheduleRunUSD bounds what one scheduled run spends (its turn; what
 	// people say in the run's thread afterwards is the thread's).
 	ScheduleRunUSD float64
+	// Timers start the turn clock's timers; nil: the real ones. The clock
+	// reads the time from the thread (thread.Thread.Now): a test with a
+	// clock of its own gives both, and so decides when a turn's time is
+	// up, whatever the machine's load.
+	Timers Timers
+}
+
+// Timers start timers: f runs once d has passed, unless stop comes first
+// (stop says whether it did).
+type Timers interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// realTimers are time.AfterFunc's.
+type realTimers struct{}
+
+func (realTimers) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
 }
 
 // budgeted: some budget is set.
@@ -44,6 +62,9 @@ type Extension struct{ cfg Config }
 func New(cfg Config) *Extension {
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = time.Hour
+	}
+	if cfg.Timers == nil {
+		cfg.Timers = realTimers{}
 	}
 	return &Extension{cfg: cfg}
 }
