@@ -2,8 +2,13 @@ package main
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -151,4 +156,53 @@ func zeroText(k reflect.Kind) string {
 		return "0"
 	}
 	return ""
+}
+
+// TestVariablesNamedInCodeAreDocumented: a CLAUDEOPS_* variable named in a
+// string of the production code (read with os.Getenv, named in a problem
+// or a message) is in docs/CONFIGURATION.md, whether or not an env tag
+// reads it. The tests' helpers (internal/) and their own variables are not
+// the operator's.
+func TestVariablesNamedInCodeAreDocumented(t *testing.T) {
+	doc := documentedVars(t)
+	named := regexp.MustCompile(`CLAUDEOPS_[A-Z0-9_]+`)
+	files := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != "../.." && (strings.HasPrefix(n, ".") || n == "internal" || n == "testdata" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		files++
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			for _, name := range named.FindAllString(lit.Value, -1) {
+				if _, ok := doc[name]; !ok && !strings.HasSuffix(name, "_") {
+					t.Errorf("%s names %s, which docs/CONFIGURATION.md does not document", path, name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 50 {
+		t.Fatalf("read %d production files from the repository's root: is it still ../..?", files)
+	}
 }
