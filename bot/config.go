@@ -10,49 +10,53 @@ import (
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
-// Config is the bot's configuration; cmd fills it from the environment.
+// Config is the bot's configuration. The settings an operator gives carry
+// their env tags (cmd/claudeops parses the environment into them; the
+// README names each variable); the rest, tagged "-", are the parts cmd
+// builds.
 type Config struct {
 	// ClaudeBin is the CLI to run; ClaudeEnv names extra variables it gets.
-	ClaudeBin string
-	ClaudeEnv []string
+	ClaudeBin string   `env:"CLAUDEOPS_CLAUDE_BIN" envDefault:"claude"`
+	ClaudeEnv []string `env:"CLAUDEOPS_CLAUDE_ENV"`
 	// Env is the environment the child's is built from (default os.Environ()).
-	Env []string
+	Env []string `env:"-"`
 	// Workdir is the default working directory of sessions.
-	Workdir string
+	Workdir string `env:"CLAUDEOPS_WORKDIR" envDefault:"."`
 	// Runner starts each session's claude (nil: a local child process).
-	Runner claudeproc.Runner
+	Runner claudeproc.Runner `env:"-"`
 	// AllowedUsers may use the bot (ids or globs); Admins may also decide
 	// every approval and change channel settings.
-	AllowedUsers []string
-	Admins       []string
+	AllowedUsers []string `env:"CLAUDEOPS_ALLOWED_USERS"`
+	Admins       []string `env:"CLAUDEOPS_ADMINS"`
 	// ProtectedPaths are the bot's own files and directories (database,
 	// WAL, crypto store, keys): no rule, grant or mode lets a tool touch
 	// them.
-	ProtectedPaths []string
-	MaxSessions    int
-	IdleTimeout    time.Duration
+	ProtectedPaths []string      `env:"-"`
+	MaxSessions    int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
+	IdleTimeout    time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
 	// ApprovalTimeout is how long an approval waits before it expires.
-	ApprovalTimeout time.Duration
-	MaxLineBytes    int
+	ApprovalTimeout time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
+	MaxLineBytes    int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
 	// MailboxSize bounds the messages waiting for one thread's worker.
-	MailboxSize int
+	MailboxSize int `env:"-"`
 	// StopGrace bounds each step of stopping a claude process.
-	StopGrace time.Duration
-	Logger    *slog.Logger
-	Now       func() time.Time
+	StopGrace time.Duration    `env:"-"`
+	Logger    *slog.Logger     `env:"-"`
+	Now       func() time.Time `env:"-"`
 
 	// MaxThreadsPerUser caps the live plus waiting sessions started by
 	// one user's messages (admins are exempt; scheduled runs are not
-	// counted). 0 takes the default (3); negative means no cap.
-	MaxThreadsPerUser int
+	// counted). 0 takes the default (3); negative means no cap. (The
+	// variable's 0 means no cap: cmd makes it negative.)
+	MaxThreadsPerUser int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
 
 	// Observer is told what sessions do, for metrics (observe.go);
 	// default: nobody.
-	Observer Observer
+	Observer Observer `env:"-"`
 
 	// Extensions are the features threads host (package thread), in the
 	// order their hooks run: cmd lists limits, workspaces, schedules.
-	Extensions []thread.Extension
+	Extensions []thread.Extension `env:"-"`
 }
 
 func (c *Config) defaults() {

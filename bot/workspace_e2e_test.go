@@ -68,7 +68,7 @@ func wsHarness(t *testing.T, mod func(*testConfig)) (*harness, string, string) {
 	}
 	h := newHarness(t, script(nil), func(c *testConfig) {
 		c.Workspace.Manager = m
-		c.Workspace.Repos = map[string]string{"console/console": bare}
+		c.Workspace.Repos = []string{"console/console=" + bare}
 		if mod != nil {
 			mod(c)
 		}

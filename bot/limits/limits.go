@@ -9,24 +9,25 @@ import (
 
 // Config bounds what turns may take: time (TurnTimeout) and money (the
 // budgets, in US dollars as the CLI reports cost). A budget of 0 is none.
+// cmd/claudeops parses the environment into it by the env tags.
 type Config struct {
 	// TurnTimeout bounds the time a turn works. Time a turn spends
 	// waiting for a person's decision (an approval, a question) is not
 	// counted: that wait has its own deadline. Default 1h.
-	TurnTimeout time.Duration
+	TurnTimeout time.Duration `env:"CLAUDEOPS_TURN_TIMEOUT" envDefault:"1h"`
 	// ThreadUSD bounds what one thread spends, over all its sessions.
-	ThreadUSD float64
+	ThreadUSD float64 `env:"CLAUDEOPS_BUDGET_THREAD_USD" envDefault:"0"`
 	// ChannelDayUSD bounds what one channel's threads, scheduled runs
 	// included, spend in a day (00:00 to 24:00 UTC, the day `cost` shows).
-	ChannelDayUSD float64
+	ChannelDayUSD float64 `env:"CLAUDEOPS_BUDGET_CHANNEL_DAY_USD" envDefault:"0"`
 	// ScheduleRunUSD bounds what one scheduled run spends (its turn; what
 	// people say in the run's thread afterwards is the thread's).
-	ScheduleRunUSD float64
+	ScheduleRunUSD float64 `env:"CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD" envDefault:"0"`
 	// Timers start the turn clock's timers; nil: the real ones. The clock
 	// reads the time from the thread (thread.Thread.Now): a test with a
 	// clock of its own gives both, and so decides when a turn's time is
 	// up, whatever the machine's load.
-	Timers Timers
+	Timers Timers `env:"-"`
 }
 
 // Timers start timers: f runs once d has passed, unless stop comes first

@@ -15,12 +15,13 @@ import (
 // Config configures the extension.
 type Config struct {
 	// MaxPerUser caps the schedules one user (not an admin) created; 0
-	// takes the default (10), negative means no cap.
-	MaxPerUser int
+	// takes the default (10), negative means no cap. (The variable's 0
+	// means no cap: cmd makes it negative.)
+	MaxPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
 	// Repos says which repository a channel is bound to (the workspaces
 	// extension, connected by cmd): a schedule's --push needs one. nil:
 	// none is.
-	Repos Repos
+	Repos Repos `env:"-"`
 }
 
 // Repos says which repository a channel is bound to ("" for none).

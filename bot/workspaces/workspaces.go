@@ -2,6 +2,7 @@ package workspaces
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
@@ -10,21 +11,23 @@ import (
 	"github.com/claudeops/claudeops/workspace"
 )
 
-// Config binds channels to repositories.
+// Config binds channels to repositories. cmd/claudeops parses the
+// environment into the fields with env tags and builds the rest.
 type Config struct {
 	// Manager keeps the clones and worktrees; nil: no channel can be bound.
-	Manager Workspaces
+	Manager Workspaces `env:"-"`
 	// Channels saves a channel's binding made with `repo`; *store.Store is
 	// it.
-	Channels ChannelSaver
-	// Repos binds channels by configuration (channel key → repository);
-	// a binding made with `repo` wins.
-	Repos map[string]string
+	Channels ChannelSaver `env:"-"`
+	// Repos binds channels by configuration, each "<channel key>=<path or
+	// URL>" (spaces around either side ignored; a later one for a channel
+	// wins); a binding made with `repo` wins over them.
+	Repos []string `env:"CLAUDEOPS_REPOS"`
 	// TTL: a thread idle this long loses its worktree (default 7 days).
-	TTL time.Duration
+	TTL time.Duration `env:"CLAUDEOPS_WORKTREE_TTL" envDefault:"168h"`
 	// Sweep is how often idle worktrees are looked for (default: an hour,
 	// or TTL/4 when that is shorter).
-	Sweep time.Duration
+	Sweep time.Duration `env:"-"`
 }
 
 // ChannelSaver saves a channel's settings.
@@ -74,8 +77,9 @@ const (
 
 // Extension is the workspaces extension: one per bot.
 type Extension struct {
-	cfg  Config
-	host thread.Host
+	cfg   Config
+	repos map[string]string // cfg.Repos: channel key → repository
+	host  thread.Host
 }
 
 var (
@@ -91,7 +95,13 @@ func New(cfg Config) *Extension {
 	if cfg.Sweep <= 0 {
 		cfg.Sweep = min(time.Hour, cfg.TTL/4)
 	}
-	return &Extension{cfg: cfg}
+	repos := make(map[string]string, len(cfg.Repos))
+	for _, b := range cfg.Repos {
+		if key, repo, ok := strings.Cut(b, "="); ok {
+			repos[strings.TrimSpace(key)] = strings.TrimSpace(repo)
+		}
+	}
+	return &Extension{cfg: cfg, repos: repos}
 }
 
 func (e *Extension) Name() string       { return "workspaces" }
@@ -111,7 +121,7 @@ func (e *Extension) Repo(ctx context.Context, channel string) string {
 		}
 		return c.Repo
 	}
-	return e.cfg.Repos[channel]
+	return e.repos[channel]
 }
 
 // reclaim asks a thread's part to remove its worktree, idle past the TTL.

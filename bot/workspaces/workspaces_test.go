@@ -87,7 +87,7 @@ func (m *fakeManager) DiskUsage(context.Context) (int64, error) { return 3 << 20
 func setup(t *testing.T, m *fakeManager) (*threadtest.Thread, *part) {
 	ft := threadtest.New("main", "alice")
 	m.dir = t.TempDir()
-	e := New(Config{Manager: m, Repos: map[string]string{"console/console": "/srv/api.git"}, TTL: time.Hour})
+	e := New(Config{Manager: m, Repos: []string{"console/console=/srv/api.git"}, TTL: time.Hour})
 	e.Init(ft)
 	return ft, e.Attach(ft).(*part)
 }

@@ -41,7 +41,7 @@ func backupPlace(ctx context.Context, cfg config, dest string) error {
 		return err
 	}
 	dir := resolvedPrefix(filepath.Dir(abs))
-	sessions := []string{cfg.Workdir}
+	sessions := []string{cfg.Bot.Workdir}
 	if cfg.Workspaces != "" {
 		sessions = append(sessions, cfg.Workspaces)
 	}

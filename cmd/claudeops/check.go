@@ -109,21 +109,21 @@ func asProblems(lines []string) []problem {
 // wait and must be above 0 (the parts would otherwise put a default in its
 // place, or never wait).
 func (c *config) settingChecks() []problem {
-	s := c.Scheduler
+	b, s := c.Bot, c.Scheduler
 	return []problem{
-		above0("CLAUDEOPS_IDLE_TIMEOUT", c.IdleTimeout),
-		above0("CLAUDEOPS_APPROVAL_TIMEOUT", c.ApprovalTimeout),
-		above0("CLAUDEOPS_WORKTREE_TTL", c.WorktreeTTL),
-		atLeast("CLAUDEOPS_MAX_SESSIONS", c.MaxSessions, 1, ""),
-		atLeast("CLAUDEOPS_MAX_LINE_BYTES", c.MaxLineBytes, 64<<10, ""),
-		atLeast("CLAUDEOPS_MAX_THREADS_PER_USER", c.MaxThreadsPerUser, 0, "0: no cap"),
-		atLeast("CLAUDEOPS_MAX_SCHEDULES_PER_USER", c.MaxSchedulesPerUser, 0, "0: no cap"),
+		above0("CLAUDEOPS_IDLE_TIMEOUT", b.IdleTimeout),
+		above0("CLAUDEOPS_APPROVAL_TIMEOUT", b.ApprovalTimeout),
+		above0("CLAUDEOPS_WORKTREE_TTL", c.Extensions.Workspaces.TTL),
+		atLeast("CLAUDEOPS_MAX_SESSIONS", b.MaxSessions, 1, ""),
+		atLeast("CLAUDEOPS_MAX_LINE_BYTES", b.MaxLineBytes, 64<<10, ""),
+		atLeast("CLAUDEOPS_MAX_THREADS_PER_USER", b.MaxThreadsPerUser, 0, "0: no cap"),
+		atLeast("CLAUDEOPS_MAX_SCHEDULES_PER_USER", c.Extensions.Schedules.MaxPerUser, 0, "0: no cap"),
 		logLevel("CLAUDEOPS_LOG_LEVEL", c.LogLevel),
 		logFormat("CLAUDEOPS_LOG_FORMAT", c.LogFormat),
 		hostPort("CLAUDEOPS_HTTP_ADDR", c.HTTPAddr),
-		envNames("CLAUDEOPS_CLAUDE_ENV", c.ClaudeEnv),
-		userPatterns("CLAUDEOPS_ALLOWED_USERS", c.AllowedUsers),
-		userPatterns("CLAUDEOPS_ADMINS", c.Admins),
+		envNames("CLAUDEOPS_CLAUDE_ENV", b.ClaudeEnv),
+		userPatterns("CLAUDEOPS_ALLOWED_USERS", b.AllowedUsers),
+		userPatterns("CLAUDEOPS_ADMINS", b.Admins),
 		timeZone("CLAUDEOPS_SCHEDULE_TZ", s.TimeZone),
 		above0("CLAUDEOPS_SCHEDULE_TIMEOUT", s.Timeout),
 		above0("CLAUDEOPS_SCHEDULE_CATCH_UP", s.CatchUp),

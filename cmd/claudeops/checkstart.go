@@ -31,7 +31,7 @@ func startChecks(ctx context.Context, c config, consoleOnly bool) (bad []problem
 			}
 		}
 	}
-	bad = append(bad, dirCheck("CLAUDEOPS_WORKDIR", c.Workdir, unix.R_OK|unix.W_OK|unix.X_OK))
+	bad = append(bad, dirCheck("CLAUDEOPS_WORKDIR", c.Bot.Workdir, unix.R_OK|unix.W_OK|unix.X_OK))
 	bad = append(bad, stateChecks(c)...)
 	bad = append(bad, logFileCheck(c))
 	var cli problem
@@ -206,11 +206,11 @@ func writableFile(db, f string) problem {
 // a runner whose CLI is an image's: its Build checks that one). A missing
 // CLI calls for exit code 72, as docs/OPERATIONS.md promises.
 func checkCLI(ctx context.Context, c config) (problem, claudeproc.VersionInfo) {
-	p := problem{name: "CLAUDEOPS_CLAUDE_BIN", value: c.ClaudeBin}
-	if k := c.Runner.inUse(); k != nil && k.ImageCLI() || c.ClaudeBin == "" {
+	p := problem{name: "CLAUDEOPS_CLAUDE_BIN", value: c.Bot.ClaudeBin}
+	if k := c.Runner.inUse(); k != nil && k.ImageCLI() || c.Bot.ClaudeBin == "" {
 		return p, claudeproc.VersionInfo{}
 	}
-	info, err := claudeproc.CheckVersion(ctx, c.ClaudeBin)
+	info, err := claudeproc.CheckVersion(ctx, c.Bot.ClaudeBin)
 	switch {
 	case errors.Is(err, claudeproc.ErrNotFound):
 		p.want, p.code = info.Message, exitNotFound

@@ -3,10 +3,10 @@ package main
 import (
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/scheduler"
 )
 
@@ -23,32 +23,21 @@ type config struct {
 	// DB is not set; "" after loading when nothing lives there.
 	StateDir string `env:"CLAUDEOPS_STATE_DIR"`
 	// DB defaults to claudeops.db in StateDir.
-	DB              string        `env:"CLAUDEOPS_DB"`
-	ClaudeBin       string        `env:"CLAUDEOPS_CLAUDE_BIN" envDefault:"claude"`
-	ClaudeEnv       []string      `env:"CLAUDEOPS_CLAUDE_ENV"`
-	Workdir         string        `env:"CLAUDEOPS_WORKDIR" envDefault:"."`
-	HTTPAddr        string        `env:"CLAUDEOPS_HTTP_ADDR"`
-	AllowedUsers    []string      `env:"CLAUDEOPS_ALLOWED_USERS"`
-	Admins          []string      `env:"CLAUDEOPS_ADMINS"`
-	MaxSessions     int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
-	IdleTimeout     time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
-	ApprovalTimeout time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
-	MaxLineBytes    int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`
-	LogLevel        string        `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
-	LogFormat       string        `env:"CLAUDEOPS_LOG_FORMAT" envDefault:"text"`
+	DB        string `env:"CLAUDEOPS_DB"`
+	HTTPAddr  string `env:"CLAUDEOPS_HTTP_ADDR"`
+	LogLevel  string `env:"CLAUDEOPS_LOG_LEVEL" envDefault:"info"`
+	LogFormat string `env:"CLAUDEOPS_LOG_FORMAT" envDefault:"text"`
 	// Workspaces holds the clones and worktrees of bound repositories
 	// (workspaces.go): set, or derived beside the XDG data home.
-	Workspaces  string        `env:"CLAUDEOPS_WORKSPACES"`
-	WorktreeTTL time.Duration `env:"CLAUDEOPS_WORKTREE_TTL" envDefault:"168h"`
-	// Repos binds channels to repositories: "<channel key>=<path or URL>".
-	Repos []string `env:"CLAUDEOPS_REPOS"`
-	// Per-user quotas (admins exempt); 0 means no cap.
-	MaxThreadsPerUser   int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
-	MaxSchedulesPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
+	Workspaces string `env:"CLAUDEOPS_WORKSPACES"`
+	// Bot holds the bot's settings, tagged in package bot; the parts it
+	// is made with are set in run.go.
+	Bot bot.Config
+	// Extensions holds the extensions' settings, tagged in their packages
+	// (extensions.go).
+	Extensions extensionsConfig
 	// Scheduler holds the CLAUDEOPS_SCHEDULE_* settings.
 	Scheduler scheduler.Config
-	// Limits holds the turn timeout and the spend budgets (limits.go).
-	Limits limitsConfig
 	// Runner holds the CLAUDEOPS_RUNNER* settings.
 	Runner runnerConfig
 	// SecretFiles holds what the <NAME>_FILE variables' files contain.
@@ -77,10 +66,8 @@ func loadConfig(environ []string) (config, error) {
 	for _, p := range c.Platforms.list() {
 		bad = append(bad, keepUnfailed(p.checks(), failed)...)
 	}
-	bad = append(bad, keepUnfailed(c.Limits.checks(), failed)...)
-	if c.Scheduler.MinInterval == 0 {
-		c.Scheduler.MinInterval = -1 // the scheduler's "no minimum" (its 0 is the default)
-	}
+	bad = append(bad, keepUnfailed(limitChecks(c.Extensions.Limits), failed)...)
+	c.zeroIsNone()
 	bad = append(bad, asProblems(c.readSecretFiles(m))...)
 	bad = append(bad, asProblems(c.placeState(m))...)
 	bad = append(bad, c.placeWorkspaces(m)...)
@@ -103,13 +90,17 @@ func envMap(environ []string) map[string]string {
 	return m
 }
 
-// perUserCap turns a per-user cap from the environment (0: none) into
-// bot.Config's terms (0: the default; negative: none).
-func perUserCap(n int) int {
-	if n == 0 {
-		return -1
+// zeroIsNone gives the settings whose 0 means none (no minimum, no cap)
+// the parts' word for it, a negative value: their 0 is the default.
+func (c *config) zeroIsNone() {
+	for _, n := range []*int{&c.Bot.MaxThreadsPerUser, &c.Extensions.Schedules.MaxPerUser} {
+		if *n == 0 {
+			*n = -1
+		}
 	}
-	return n
+	if c.Scheduler.MinInterval == 0 {
+		c.Scheduler.MinInterval = -1
+	}
 }
 
 // version is set at build time (-ldflags "-X main.version=v1.2.3").

@@ -11,12 +11,9 @@ func TestQuotaConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxThreadsPerUser != 3 || c.MaxSchedulesPerUser != 10 || c.Scheduler.MinInterval != 5*time.Minute {
+	if c.Bot.MaxThreadsPerUser != 3 || c.Extensions.Schedules.MaxPerUser != 10 || c.Scheduler.MinInterval != 5*time.Minute {
 		t.Errorf("defaults: threads %d, schedules %d, min interval %s; want 3, 10, 5m",
-			c.MaxThreadsPerUser, c.MaxSchedulesPerUser, c.Scheduler.MinInterval)
-	}
-	if perUserCap(c.MaxThreadsPerUser) != 3 {
-		t.Errorf("perUserCap(3) = %d", perUserCap(3))
+			c.Bot.MaxThreadsPerUser, c.Extensions.Schedules.MaxPerUser, c.Scheduler.MinInterval)
 	}
 }
 
@@ -27,18 +24,21 @@ func TestQuotaConfigSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxThreadsPerUser != 5 || c.Scheduler.MinInterval != time.Hour {
-		t.Errorf("got threads %d, min interval %s", c.MaxThreadsPerUser, c.Scheduler.MinInterval)
+	if c.Bot.MaxThreadsPerUser != 5 || c.Scheduler.MinInterval != time.Hour {
+		t.Errorf("got threads %d, min interval %s", c.Bot.MaxThreadsPerUser, c.Scheduler.MinInterval)
 	}
-	if perUserCap(c.MaxSchedulesPerUser) >= 0 {
-		t.Errorf("CLAUDEOPS_MAX_SCHEDULES_PER_USER=0 should mean no cap (negative for the bot), got %d", perUserCap(c.MaxSchedulesPerUser))
+	if c.Extensions.Schedules.MaxPerUser >= 0 {
+		t.Errorf("CLAUDEOPS_MAX_SCHEDULES_PER_USER=0 should mean no cap (negative for the extension), got %d", c.Extensions.Schedules.MaxPerUser)
 	}
-	c, err = loadConfig([]string{"CLAUDEOPS_SCHEDULE_MIN_INTERVAL=0"})
+	c, err = loadConfig([]string{"CLAUDEOPS_SCHEDULE_MIN_INTERVAL=0", "CLAUDEOPS_MAX_THREADS_PER_USER=0"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Scheduler.MinInterval >= 0 {
 		t.Errorf("CLAUDEOPS_SCHEDULE_MIN_INTERVAL=0 should mean no minimum (negative for the scheduler), got %s", c.Scheduler.MinInterval)
+	}
+	if c.Bot.MaxThreadsPerUser >= 0 {
+		t.Errorf("CLAUDEOPS_MAX_THREADS_PER_USER=0 should mean no cap (negative for the bot), got %d", c.Bot.MaxThreadsPerUser)
 	}
 }
 

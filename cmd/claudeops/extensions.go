@@ -22,20 +22,30 @@ type extensions struct {
 	schedules *scheduled.Extension
 }
 
+// extensionsConfig holds the extensions' settings, each its package's
+// Config with the env tags (what they are built with besides is set in
+// newExtensions).
+type extensionsConfig struct {
+	Limits     limits.Config
+	Workspaces workspaces.Config
+	Schedules  scheduled.Config
+}
+
 // newExtensions builds the extensions over the open store.
 func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, error) {
 	m, err := newWorkspaces(cfg, log)
 	if err != nil {
 		return extensions{}, err
 	}
-	ws := workspaces.New(workspaces.Config{
-		Manager: m, Channels: st, Repos: repoBindings(cfg.Repos), TTL: cfg.WorktreeTTL,
-	})
+	wc := cfg.Extensions.Workspaces
+	wc.Manager, wc.Channels = m, st
+	ws := workspaces.New(wc)
+	sc := cfg.Extensions.Schedules
+	sc.Repos = ws // a schedule's --push needs its channel bound to a repository
 	return extensions{
-		limits:     limits.New(cfg.Limits.bot()),
+		limits:     limits.New(cfg.Extensions.Limits),
 		workspaces: ws,
-		// A schedule's --push needs its channel bound to a repository.
-		schedules: scheduled.New(scheduled.Config{MaxPerUser: perUserCap(cfg.MaxSchedulesPerUser), Repos: ws}),
+		schedules:  scheduled.New(sc),
 	}, nil
 }
 

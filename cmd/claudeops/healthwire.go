@@ -56,12 +56,12 @@ func healthSecrets(cfg config) []string {
 // runner whose CLI is an image's the image's.
 func cliChecker(cfg config, runner claudeproc.Runner) func(context.Context) (claudeproc.VersionInfo, error) {
 	if r, ok := runner.(claudeproc.ImageCLI); ok {
-		bin := cmp.Or(cfg.ClaudeBin, "claude")
+		bin := cmp.Or(cfg.Bot.ClaudeBin, "claude")
 		return func(ctx context.Context) (claudeproc.VersionInfo, error) {
 			return claudeproc.CheckImageVersion(ctx, r, bin)
 		}
 	}
 	return func(ctx context.Context) (claudeproc.VersionInfo, error) {
-		return claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
+		return claudeproc.CheckVersion(ctx, cfg.Bot.ClaudeBin)
 	}
 }

@@ -56,7 +56,7 @@ func TestLimitSettings(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected problems:\n%v", err)
 				}
-				if got := c.Limits.bot(); got != tt.got {
+				if got := c.Extensions.Limits; got != tt.got {
 					t.Errorf("the bot's limits %+v, want %+v", got, tt.got)
 				}
 				return

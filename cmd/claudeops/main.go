@@ -74,11 +74,11 @@ const usage = `usage:
 
 func printVersion(ctx context.Context, cfg config, w io.Writer) int {
 	fmt.Fprintf(w, "claudeops %s\n", botVersion())
-	info, err := claudeproc.CheckVersion(ctx, cfg.ClaudeBin)
+	info, err := claudeproc.CheckVersion(ctx, cfg.Bot.ClaudeBin)
 	if info.Raw != "" {
 		fmt.Fprintf(w, "claude CLI: %s (%s)\n", info.Version, info.Bin)
 	} else {
-		fmt.Fprintf(w, "claude CLI: %s\n", cfg.ClaudeBin)
+		fmt.Fprintf(w, "claude CLI: %s\n", cfg.Bot.ClaudeBin)
 	}
 	fmt.Fprintf(w, "compatibility: %s — %s\n", info.Level, info.Message)
 	fmt.Fprintf(w, "supported: >= %s, tested up to %s\n", claudeproc.MinVersion, claudeproc.TestedVersion)

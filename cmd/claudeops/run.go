@@ -227,23 +227,12 @@ func (a *app) addAdapters(ctx context.Context, platforms []platform, w wiring) i
 	return exitOK
 }
 
+// botConfig is the bot's settings as parsed, with the parts cmd makes.
 func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Config {
-	return bot.Config{
-		Runner:          runner,
-		ClaudeBin:       cfg.ClaudeBin,
-		ClaudeEnv:       cfg.ClaudeEnv,
-		Workdir:         cfg.Workdir,
-		AllowedUsers:    cfg.AllowedUsers,
-		Admins:          cfg.Admins,
-		ProtectedPaths:  slices.Concat(ownFiles(cfg), lockFiles(cfg), workspaceOwnDirs(cfg)),
-		MaxSessions:     cfg.MaxSessions,
-		IdleTimeout:     cfg.IdleTimeout,
-		ApprovalTimeout: cfg.ApprovalTimeout,
-		MaxLineBytes:    cfg.MaxLineBytes,
-		Logger:          log,
-		// Per-user quotas.
-		MaxThreadsPerUser: perUserCap(cfg.MaxThreadsPerUser),
-	}
+	b := cfg.Bot
+	b.Runner, b.Logger = runner, log
+	b.ProtectedPaths = slices.Concat(ownFiles(cfg), lockFiles(cfg), workspaceOwnDirs(cfg))
+	return b
 }
 
 // stage is a group of the app's goroutines that is stopped together: its

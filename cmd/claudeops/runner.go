@@ -91,17 +91,17 @@ func fromRunner(ps []claudeproc.Problem) []problem {
 // environment and log (nil: none yet). Private is left out here: it holds
 // the runners' own directories (ownFiles), which they name from this host.
 func (c *config) host(log *slog.Logger) claudeproc.Host {
-	dirs := []claudeproc.Place{{Var: "CLAUDEOPS_WORKDIR", Path: c.Workdir}}
+	dirs := []claudeproc.Place{{Var: "CLAUDEOPS_WORKDIR", Path: c.Bot.Workdir}}
 	if c.Workspaces != "" {
 		dirs = append(dirs, claudeproc.Place{Var: "CLAUDEOPS_WORKSPACES", Path: c.Workspaces})
 	}
 	return claudeproc.Host{
 		Instance:  instanceName(absPath(statePlace(*c))),
 		HomeBase:  func(name string) string { return homeBase(*c, name) },
-		Workdir:   c.Workdir,
+		Workdir:   c.Bot.Workdir,
 		WorkDirs:  dirs,
-		ClaudeBin: c.ClaudeBin,
-		ClaudeEnv: c.ClaudeEnv,
+		ClaudeBin: c.Bot.ClaudeBin,
+		ClaudeEnv: c.Bot.ClaudeEnv,
 		Environ:   c.raw,
 		Placeable: func(dir string) string { return placeableDir("", dir, dir).want },
 		Logger:    log,

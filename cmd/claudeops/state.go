@@ -27,9 +27,9 @@ func (c *config) placeState(m map[string]string) []string {
 	case c.StateDir != "":
 		c.StateDir = absPath(c.StateDir)
 	case c.DB == "":
-		dir, err := defaultStateDir(m)
-		if err != nil {
-			return []string{err.Error()}
+		dir, ok := xdgDir(m, "XDG_STATE_HOME", ".local/state")
+		if !ok {
+			return []string{"cannot place the bot's state: set CLAUDEOPS_STATE_DIR (or HOME, or CLAUDEOPS_DB)"}
 		}
 		c.StateDir = dir
 	}
@@ -42,12 +42,12 @@ func (c *config) placeState(m map[string]string) []string {
 	return c.stateApart()
 }
 
-// defaultStateDir follows the XDG base directory spec: $XDG_STATE_HOME when
-// it is absolute (the spec says to ignore a relative one), else
-// $HOME/.local/state.
-func defaultStateDir(m map[string]string) (string, error) {
-	if x := m["XDG_STATE_HOME"]; filepath.IsAbs(x) {
-		return filepath.Join(x, "claudeops"), nil
+// xdgDir is claudeops' directory of an XDG base directory: $<xdgVar>
+// when it is absolute (the spec says to ignore a relative one), else
+// $HOME/<fallback>; ok is false when there is no absolute HOME either.
+func xdgDir(m map[string]string, xdgVar, fallback string) (dir string, ok bool) {
+	if x := m[xdgVar]; filepath.IsAbs(x) {
+		return filepath.Join(x, "claudeops"), true
 	}
 	home := m["HOME"]
 	if home == "" {
@@ -55,9 +55,9 @@ func defaultStateDir(m map[string]string) (string, error) {
 		home, _ = os.UserHomeDir()
 	}
 	if !filepath.IsAbs(home) {
-		return "", errors.New("cannot place the bot's state: set CLAUDEOPS_STATE_DIR (or HOME, or CLAUDEOPS_DB)")
+		return "", false
 	}
-	return filepath.Join(home, ".local", "state", "claudeops"), nil
+	return filepath.Join(home, fallback, "claudeops"), true
 }
 
 // statePaths are the bot's state: the state directory when in use, the
@@ -80,9 +80,9 @@ func statePaths(c config) []string {
 // any of the bot's state, or lies inside it; paths are compared with their
 // symlinks resolved.
 func (c *config) stateApart() []string {
-	work, err := realPath(c.Workdir)
+	work, err := realPath(c.Bot.Workdir)
 	if err != nil {
-		return []string{fmt.Sprintf("CLAUDEOPS_WORKDIR %s: %v", c.Workdir, err)}
+		return []string{fmt.Sprintf("CLAUDEOPS_WORKDIR %s: %v", c.Bot.Workdir, err)}
 	}
 	var bad, clash, unresolved []string
 	for _, p := range statePaths(*c) {

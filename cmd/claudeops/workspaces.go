@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,9 +19,9 @@ import (
 func (c *config) placeWorkspaces(m map[string]string) []problem {
 	var bad []problem
 	if c.Workspaces == "" {
-		dir, err := defaultDataDir(m)
-		if err != nil {
-			return []problem{{name: "CLAUDEOPS_WORKSPACES", want: err.Error()}}
+		dir, ok := xdgDir(m, "XDG_DATA_HOME", ".local/share")
+		if !ok {
+			return []problem{{name: "CLAUDEOPS_WORKSPACES", want: "cannot place the workspaces: set CLAUDEOPS_WORKSPACES (or HOME)"}}
 		}
 		c.Workspaces = filepath.Join(dir, "workspaces")
 	}
@@ -40,11 +39,11 @@ func (c *config) placeWorkspaces(m map[string]string) []problem {
 			break
 		}
 	}
-	if work, err := realPath(c.Workdir); err == nil && (fspath.Within(work, ws) || fspath.Within(ws, work)) {
+	if work, err := realPath(c.Bot.Workdir); err == nil && (fspath.Within(work, ws) || fspath.Within(ws, work)) {
 		bad = append(bad, problem{name: "CLAUDEOPS_WORKSPACES", value: c.Workspaces,
 			want: fmt.Sprintf("it and CLAUDEOPS_WORKDIR (%s) overlap: a session of one would reach the other; choose directories apart", work)})
 	}
-	for _, b := range c.Repos {
+	for _, b := range c.Extensions.Workspaces.Repos {
 		key, repo, ok := strings.Cut(b, "=")
 		platform, channel, _ := strings.Cut(key, "/")
 		if !ok || platform == "" || channel == "" || strings.TrimSpace(repo) == "" {
@@ -55,32 +54,6 @@ func (c *config) placeWorkspaces(m map[string]string) []problem {
 		}
 	}
 	return bad
-}
-
-// defaultDataDir follows the XDG base directory spec for data.
-func defaultDataDir(m map[string]string) (string, error) {
-	if x := m["XDG_DATA_HOME"]; filepath.IsAbs(x) {
-		return filepath.Join(x, "claudeops"), nil
-	}
-	home := m["HOME"]
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	if !filepath.IsAbs(home) {
-		return "", fmt.Errorf("cannot place the workspaces: set CLAUDEOPS_WORKSPACES (or HOME)")
-	}
-	return filepath.Join(home, ".local", "share", "claudeops"), nil
-}
-
-// repoBindings are CLAUDEOPS_REPOS as channel key → repository.
-func repoBindings(list []string) map[string]string {
-	out := make(map[string]string, len(list))
-	for _, b := range list {
-		if key, repo, ok := strings.Cut(b, "="); ok {
-			out[strings.TrimSpace(key)] = strings.TrimSpace(repo)
-		}
-	}
-	return out
 }
 
 // redactBinding hides a clone URL's credentials in an error line.
