@@ -67,6 +67,15 @@ var (
 // no element but those written here (and the table parts and formatting
 // it fills in). Tags not allowed are removed and their text kept;
 // comments and doctypes go; script and style go with their content.
+//
+// It is ours, not bluemonday's: bluemonday v1.0.27 with a policy of this
+// list has no nesting cap, so three of the hostile corpus (deep
+// blockquotes, deep html, deep tables: nested past the spec's 100) fail
+// and FuzzMatrixHTML fails on its seeds (with nesting set aside, 240 s and
+// 347,167 execs found nothing else). It also writes ' and " as entities,
+// so plain text would always carry a formatted_body, and adds three
+// modules, 107 kB to the stripped binary, 2.7 times the allocations and
+// about a quarter more CPU time.
 func sanitizeHTML(s string) string {
 	z := html.NewTokenizer(strings.NewReader(s))
 	var w sanitizer
