@@ -11,6 +11,7 @@ import (
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -28,12 +29,9 @@ func TestBackupWhileRunningThenRestore(t *testing.T) {
 	})
 	home, work, state := t.TempDir(), t.TempDir(), t.TempDir()
 	db := filepath.Join(state, "claudeops.db")
-	base := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-	}
+	base := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+	)
 	base = append(base, testrunner.Env(t, home)...)
 	env := append(base, "CLAUDEOPS_DB="+db)
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -24,54 +25,13 @@ import (
 // re-executed as main) with the real CLI against the fake model API, its
 // stdout and stderr read as raw bytes.
 
-// stream is what a process wrote to one of its outputs, as it came.
-type stream struct {
-	mu     sync.Mutex
-	b      bytes.Buffer
-	notify chan struct{}
-}
-
-func newStream() *stream { return &stream{notify: make(chan struct{}, 1)} }
-
-func (s *stream) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	s.b.Write(p)
-	s.mu.Unlock()
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (s *stream) bytes() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.b.Bytes())
-}
-
-// waitFor waits until what was written matches re (as a whole: a match
-// may span lines, or be a line not ended yet).
-func (s *stream) waitFor(t *testing.T, re string) {
-	t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.After(90 * time.Second)
-	for !rx.Match(s.bytes()) {
-		select {
-		case <-s.notify:
-		case <-deadline:
-			t.Fatalf("no output matching %q; output:\n%s", re, s.bytes())
-		}
-	}
-}
-
 // consoleProc is `claudeops console` with its outputs as given (nil:
 // captured as streams).
 type consoleProc struct {
 	cmd            *exec.Cmd
 	stdin          io.Writer
 	eof            func() // ends the input
-	stdout, stderr *stream
+	stdout, stderr *testkit.Output
 	done           chan error
 }
 
@@ -101,13 +61,13 @@ func startConsoleTyped(t *testing.T, env []string, tty *pty, stdout, stderr *os.
 	if stdout != nil {
 		cmd.Stdout = stdout
 	} else {
-		p.stdout = newStream()
+		p.stdout = testkit.NewOutput()
 		cmd.Stdout = p.stdout
 	}
 	if stderr != nil {
 		cmd.Stderr = stderr
 	} else {
-		p.stderr = newStream()
+		p.stderr = testkit.NewOutput()
 		cmd.Stderr = p.stderr
 	}
 	if err := cmd.Start(); err != nil {
@@ -148,12 +108,9 @@ func (p *consoleProc) finish(t *testing.T) {
 func consoleEnv(t *testing.T, api *fakeanthropic.Server) (env []string, state string) {
 	home, work := t.TempDir(), t.TempDir()
 	state = filepath.Join(t.TempDir(), "state")
-	env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + testcli.Bin(t), "CLAUDEOPS_WORKDIR=" + work,
-	}
+	env = testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_STATE_DIR="+state, "CLAUDEOPS_CLAUDE_BIN="+testcli.Bin(t), "CLAUDEOPS_WORKDIR="+work,
+	)
 	return append(env, testrunner.Env(t, home)...), state
 }
 
@@ -185,9 +142,9 @@ func TestConsoleStreamsAsItComes(t *testing.T) {
 	p := startConsole(t, env, nil, nil)
 	p.say(t, "take your time")
 	// The first words, on a line not ended yet: the rest is held.
-	p.stdout.waitFor(t, `\[main\] claude: `+first+`$`)
+	p.stdout.WaitMatch(t, testkit.Long, `\[main\] claude: `+first+`$`)
 	release()
-	p.stdout.waitFor(t, `\[main\] claude: `+first+regexp.QuoteMeta(rest)+"\n")
+	p.stdout.WaitMatch(t, testkit.Long, `\[main\] claude: `+first+regexp.QuoteMeta(rest)+"\n")
 	p.finish(t)
 }
 
@@ -213,14 +170,14 @@ func TestConsolePasteOverLimit(t *testing.T) {
 			}
 			p := startConsole(t, env, nil, nil)
 			p.say(t, "before")
-			p.stdout.waitFor(t, `(?m)^\[main\] claude: ok: before$`)
+			p.stdout.WaitMatch(t, testkit.Long, `(?m)^\[main\] claude: ok: before$`)
 			p.say(t, strings.Repeat("p", tt.size))
 			for _, l := range []string{"after one", "after two", "after three"} {
 				p.say(t, l)
 			}
-			p.stdout.waitFor(t, `(?m)^\[main\] \* `+tt.want+`.*$`)
+			p.stdout.WaitMatch(t, testkit.Long, `(?m)^\[main\] \* `+tt.want+`.*$`)
 			// Typed while a turn runs, they may be taken up together.
-			p.stdout.waitFor(t, `(?m)^\[main\] claude: (ok: )?after three\n\[main\] — ✓`)
+			p.stdout.WaitMatch(t, testkit.Long, `(?m)^\[main\] claude: (ok: )?after three\n\[main\] — ✓`)
 			p.finish(t)
 			var all strings.Builder
 			for _, r := range api.Requests() {
@@ -262,14 +219,14 @@ func TestConsoleHostileOutput(t *testing.T) {
 	env, _ := consoleEnv(t, api)
 	p := startConsole(t, env, nil, nil)
 	p.say(t, "hostile text")
-	p.stdout.waitFor(t, `(?m)^\[main\] — ✓`)
+	p.stdout.WaitMatch(t, testkit.Long, `(?m)^\[main\] — ✓`)
 	p.say(t, "hostile tool")
-	p.stdout.waitFor(t, `(?m)^\[main\]   reply: allow`)
+	p.stdout.WaitMatch(t, testkit.Long, `(?m)^\[main\]   reply: allow`)
 	p.say(t, "allow")
-	p.stdout.waitFor(t, `(?m)^\[main\] claude: tool said: .*$`)
-	p.stdout.waitFor(t, `(?s)tool said: .*\n\[main\] — ✓`)
+	p.stdout.WaitMatch(t, testkit.Long, `(?m)^\[main\] claude: tool said: .*$`)
+	p.stdout.WaitMatch(t, testkit.Long, `(?s)tool said: .*\n\[main\] — ✓`)
 	p.finish(t)
-	out := p.stdout.bytes()
+	out := p.stdout.Bytes()
 	checkTerminalBytes(t, out)
 	for _, want := range []string{`nul\x00`, `clear\x1b[2J`, `link\x1b]8;;https://evil.example/\x1b\here`, `safe\x0dEVIL`, `\x08`, `\x7f`, `\u009b31m`, `\u202eevil`, `\ue0041`, `print \x1b[2Jescapes`, `out\x1b[2J\x07`} {
 		if !bytes.Contains(out, []byte(want)) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
@@ -202,13 +203,10 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	})
 	home, work := t.TempDir(), t.TempDir()
 	db := filepath.Join(t.TempDir(), "claudeops.db")
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_DB="+db, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
 		"CLAUDEOPS_LOG_LEVEL=debug",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 
 	b := startBotProc(t, env)
@@ -291,12 +289,9 @@ func TestSIGTERMShutsDownInOrder(t *testing.T) {
 	})
 	home, work := t.TempDir(), t.TempDir()
 	db := filepath.Join(t.TempDir(), "claudeops.db")
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-	}
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_DB="+db, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+	)
 	env = append(env, testrunner.Env(t, home)...)
 	b := startBotProc(t, env)
 	b.say("make a file")

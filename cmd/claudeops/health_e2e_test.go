@@ -20,6 +20,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
@@ -91,7 +92,7 @@ func (o *opsView) ready() (int, readyDoc) {
 func (o *opsView) waitReady(what string, cond func(d readyDoc) bool) readyDoc {
 	o.t.Helper()
 	var last readyDoc
-	waitFor(o.t, 90*time.Second, func() bool {
+	testkit.WaitForf(o.t, 90*time.Second, func() bool {
 		_, last = o.ready()
 		return cond(last)
 	}, func() string {

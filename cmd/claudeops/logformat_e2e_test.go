@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -34,13 +34,10 @@ func TestJSONLogs(t *testing.T) {
 	})
 	home, work := t.TempDir(), t.TempDir()
 	db := filepath.Join(t.TempDir(), "claudeops.db")
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_DB="+db, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
 		"CLAUDEOPS_LOG_LEVEL=debug", "CLAUDEOPS_LOG_FORMAT=json",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 
 	b := startBotProc(t, env)

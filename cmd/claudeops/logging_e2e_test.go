@@ -16,13 +16,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // pty is a pseudo-terminal: what the program writes to its side (the
 // slave) the test reads from the master, as a terminal would show it.
 type pty struct {
 	master, slave *os.File
-	out           *stream
+	out           *testkit.Output
 	done          chan struct{}
 }
 
@@ -45,7 +46,7 @@ func openPTY(t *testing.T) *pty {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pty{master: m, slave: s, out: newStream(), done: make(chan struct{})}
+	p := &pty{master: m, slave: s, out: testkit.NewOutput(), done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
 		// Ends with EIO once no process holds the slave open.
@@ -61,7 +62,7 @@ func openPTY(t *testing.T) *pty {
 
 // text is what the terminal got, with the terminal's own CRLF (ONLCR)
 // back to LF.
-func (p *pty) text() string { return strings.ReplaceAll(string(p.out.bytes()), "\r\n", "\n") }
+func (p *pty) text() string { return strings.ReplaceAll(string(p.out.Bytes()), "\r\n", "\n") }
 
 // logLine matches a line of the bot's log (slog's text format).
 var logLine = regexp.MustCompile(`(?m)^time=\S+ level=[A-Z]+ msg=`)
@@ -165,12 +166,12 @@ func pipes(t *testing.T) outputs {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := newStream()
+		s := testkit.NewOutput()
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() { defer wg.Done(); _, _ = io.Copy(s, r) }()
 		t.Cleanup(func() { r.Close(); wg.Wait() })
-		return w, func() string { return string(s.bytes()) }
+		return w, func() string { return s.String() }
 	}
 	var o outputs
 	o.stdout, o.conv = read()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -36,7 +36,7 @@ var listeningRE = regexp.MustCompile(`msg="http listening" addr=(\S+)`)
 func httpAddr(t *testing.T, log func() string) string {
 	t.Helper()
 	var addr string
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.WaitForf(t, 60*time.Second, func() bool {
 		if m := listeningRE.FindStringSubmatch(log()); m != nil {
 			addr = m[1]
 		}
@@ -110,7 +110,7 @@ func (m metric) String() string { return fmt.Sprintf("%s%q", m.name, m.labels) }
 func waitMetric(t *testing.T, addr string, m metric, ok func(float64) bool) map[string]*dto.MetricFamily {
 	t.Helper()
 	var fams map[string]*dto.MetricFamily
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.WaitForf(t, 60*time.Second, func() bool {
 		fams = scrape(t, addr)
 		return ok(sample(fams, m.name, m.labels...))
 	}, func() string { return fmt.Sprintf("%s = %v", m, sample(fams, m.name, m.labels...)) })
@@ -203,7 +203,7 @@ func TestMetricsConsole(t *testing.T) {
 
 	// The main thread's claude is killed: not by the bot, so a crash.
 	var sessions []proc
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.WaitForf(t, 60*time.Second, func() bool {
 		sessions, _ = childrenOf(b.cmd.Process.Pid)
 		return len(sessions) == 1 // the scheduled run's has been stopped
 	}, func() string { return fmt.Sprintf("session processes: %v", sessions) })
@@ -245,14 +245,11 @@ func TestMetricsSlack(t *testing.T) {
 		return fakeanthropic.TextReply("ok: " + req.LastUserText())
 	})
 	home, work, state := t.TempDir(), t.TempDir(), t.TempDir()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-		"SLACK_API_URL=" + fs.URL + "/api/", "SLACK_BOT_TOKEN=" + fs.Opts.BotToken, "SLACK_APP_TOKEN=" + fs.Opts.AppToken,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_STATE_DIR="+state, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+		"SLACK_API_URL="+fs.URL+"/api/", "SLACK_BOT_TOKEN="+fs.Opts.BotToken, "SLACK_APP_TOKEN="+fs.Opts.AppToken,
 		"CLAUDEOPS_ALLOWED_USERS=U0ALICE001", "CLAUDEOPS_HTTP_ADDR=127.0.0.1:0",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 	const general, alice, mention = "C0GENERAL1", "U0ALICE001", "<@U0FAKEBOT1> "
 	b := startSlackBot(t, env)
@@ -289,7 +286,7 @@ func TestMetricsSlack(t *testing.T) {
 	// Every post the fake answered is counted, by how it was answered
 	// (equal once the thread's last messages have gone out).
 	var counted float64
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.WaitForf(t, 60*time.Second, func() bool {
 		fams = scrape(t, addr)
 		counted = sample(fams, "claudeops_platform_api_calls_total", append(post, "result", "ok")...) +
 			sample(fams, "claudeops_platform_api_calls_total", append(post, "result", "rate_limited")...)
@@ -349,7 +346,7 @@ func TestMetricsAfterKill9(t *testing.T) {
 	<-b.done
 	_ = b.cmd.Wait()
 	// Its claude is ended by the session's keeper once the bot is gone.
-	waitFor(t, 60*time.Second, func() bool { return len(processesWithEnv("HOME="+home)) == 0 },
+	testkit.WaitForf(t, 60*time.Second, func() bool { return len(processesWithEnv("HOME="+home)) == 0 },
 		func() string { return "the orphaned claude did not exit: " + procList(processesWithEnv("HOME="+home)) })
 
 	interrupted := metric{"claudeops_turns_total", []string{"result", "interrupted"}}

@@ -13,6 +13,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -101,14 +102,11 @@ func TestSlackCatchUpAcrossRestart(t *testing.T) {
 	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
 	api := fakeanthropic.Start(t, fakeanthropic.ChatScript(nil))
 	home, work, state := t.TempDir(), t.TempDir(), t.TempDir()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-		"SLACK_API_URL=" + fs.URL + "/api/", "SLACK_BOT_TOKEN=" + fs.Opts.BotToken, "SLACK_APP_TOKEN=" + fs.Opts.AppToken,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_STATE_DIR="+state, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+		"SLACK_API_URL="+fs.URL+"/api/", "SLACK_BOT_TOKEN="+fs.Opts.BotToken, "SLACK_APP_TOKEN="+fs.Opts.AppToken,
 		"CLAUDEOPS_ALLOWED_USERS=U0ALICE001", "CLAUDEOPS_LOG_LEVEL=debug",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 	const general, alice, mention = "C0GENERAL1", "U0ALICE001", "<@U0FAKEBOT1> "
 	says := func(b *slackBot, thread, pattern string) {

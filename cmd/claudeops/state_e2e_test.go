@@ -18,6 +18,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // withUmask runs start (which forks) under umask m: the child keeps it.
@@ -58,12 +59,9 @@ func TestStateFilesPrivateAfterRealRun(t *testing.T) {
 	if err := os.Chmod(state, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-	}
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+	)
 	var b *botProc
 	withUmask(0, func() { b = startBotProc(t, env) })
 	b.say("remember this")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
@@ -73,19 +74,6 @@ func childrenOf(pid int) (sessions, keepers []proc) {
 	return sessions, keepers
 }
 
-// waitFor polls cond until it holds, failing after timeout with what
-// describe says.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool, describe func() string) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, describe())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func procList(pids []int) string {
 	var out []string
 	for _, pid := range pids {
@@ -121,13 +109,10 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	})
 	home, work := t.TempDir(), t.TempDir()
 	db := filepath.Join(t.TempDir(), "claudeops.db")
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_DB=" + db, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_DB="+db, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
 		"CLAUDEOPS_LOG_LEVEL=debug",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 	t.Cleanup(func() { // whatever a failure left
 		for _, pid := range processesWithEnv("HOME=" + home) {
@@ -199,7 +184,7 @@ func killMidTool(t *testing.T, b *botProc, home string) proc {
 	t.Helper()
 	botPid := b.cmd.Process.Pid
 	var sleepPid int
-	waitFor(t, 60*time.Second, func() bool {
+	testkit.WaitForf(t, 60*time.Second, func() bool {
 		for _, pid := range processesWithEnv("HOME=" + home) {
 			if p, ok := readProc(pid); ok && p.cmdline == "sleep 120" {
 				sleepPid = pid
@@ -237,7 +222,7 @@ func killMidTool(t *testing.T, b *botProc, home string) proc {
 	<-b.done
 	_ = b.cmd.Wait()
 	// Well within the 120 s the sleep would take on its own.
-	waitFor(t, 45*time.Second, func() bool {
+	testkit.WaitForf(t, 45*time.Second, func() bool {
 		return !slices.ContainsFunc(watch, func(pid int) bool { _, ok := readProc(pid); return ok }) &&
 			len(processesWithEnv("HOME="+home)) == 0
 	}, func() string {

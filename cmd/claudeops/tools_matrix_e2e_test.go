@@ -17,6 +17,7 @@ import (
 	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -42,15 +43,12 @@ func startMatrixTools(t *testing.T, script fakeanthropic.Script, crypto bool) *m
 	alice := srv.Client(t, srv.Register(t, "alice"), dendrite.ClientOptions{Crypto: crypto})
 	api := fakeanthropic.Start(t, script)
 	home, state, work := t.TempDir(), t.TempDir(), t.TempDir()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-		"CLAUDEOPS_ALLOWED_USERS=" + alice.User.ID.String(),
-		"MATRIX_HOMESERVER=" + srv.URL, "MATRIX_USER_ID=" + botUser.ID.String(), "MATRIX_PASSWORD=" + botUser.Password,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_STATE_DIR="+state, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+		"CLAUDEOPS_ALLOWED_USERS="+alice.User.ID.String(),
+		"MATRIX_HOMESERVER="+srv.URL, "MATRIX_USER_ID="+botUser.ID.String(), "MATRIX_PASSWORD="+botUser.Password,
 		"CLAUDEOPS_TEST_RUN_MAIN=1",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 	r := &matrixToolsRun{
 		matrixEnvRun: &matrixEnvRun{t: t, srv: srv, bot: botUser, alice: alice, state: state,

@@ -13,6 +13,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
@@ -53,7 +54,7 @@ func toolScript(calls map[string]fakeanthropic.Block) fakeanthropic.Script {
 func toolResultFor(t *testing.T, api *fakeanthropic.Server, tool string, log func() string) fakeanthropic.ToolResult {
 	t.Helper()
 	var res fakeanthropic.ToolResult
-	waitFor(t, 90*time.Second, func() bool {
+	testkit.WaitForf(t, 90*time.Second, func() bool {
 		for _, req := range api.Requests() {
 			for _, m := range req.Messages {
 				for _, b := range m.Content {
@@ -86,14 +87,11 @@ func startSlackTools(t *testing.T, script fakeanthropic.Script) *slackToolsRun {
 	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
 	api := fakeanthropic.Start(t, script)
 	home, work, state := t.TempDir(), t.TempDir(), t.TempDir()
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL, "ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
-		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + bin, "CLAUDEOPS_WORKDIR=" + work,
-		"SLACK_API_URL=" + fs.URL + "/api/", "SLACK_BOT_TOKEN=" + fs.Opts.BotToken, "SLACK_APP_TOKEN=" + fs.Opts.AppToken,
+	env := testkit.CLIEnv(home, api.URL,
+		"CLAUDEOPS_STATE_DIR="+state, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
+		"SLACK_API_URL="+fs.URL+"/api/", "SLACK_BOT_TOKEN="+fs.Opts.BotToken, "SLACK_APP_TOKEN="+fs.Opts.AppToken,
 		"CLAUDEOPS_ALLOWED_USERS=U0ALICE001",
-	}
+	)
 	env = append(env, testrunner.Env(t, home)...)
 	b := startSlackBot(t, env)
 	if !fs.WaitConnections(1, 90*time.Second) {
