@@ -29,6 +29,8 @@ type Bot struct {
 	slots *slots
 	start starter
 	now   func() time.Time
+	// ticker starts each view's refresh (view.go); tests drive their own.
+	ticker tickerFunc
 
 	adaptersMu sync.RWMutex
 	adapters   map[string]adapters.Adapter
@@ -62,6 +64,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		reg:      approvals.NewRegistry(cfg.Admins, cfg.ApprovalTimeout, cfg.Now),
 		slots:    newSlots(cfg.MaxSessions, cfg.Now),
 		start:    startReal,
+		ticker:   realTicker,
 		now:      cfg.Now,
 		adapters: make(map[string]adapters.Adapter),
 		couriers: make(map[string]*courier.Courier),

@@ -34,6 +34,9 @@ type deps struct {
 	slots *slots
 	cfg   *Config
 	first *firstTexts // times the first text of turns (firsttext.go)
+
+	// ticker starts the view's refresh: a time.Ticker but in tests.
+	ticker tickerFunc
 }
 
 // threadDeps are the deps of the thread ref.
@@ -41,7 +44,7 @@ func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	tag := new(turnTag)
 	return deps{
 		ref: ref, key: ref.Key(), ad: b.outbound(ref.Platform), opt: b.adapter(ref.Platform), log: withTurn(b.log.With("thread", ref.Key()), tag),
-		tag: tag, now: b.now, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg, first: b.first,
+		tag: tag, now: b.now, ticker: b.ticker, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg, first: b.first,
 	}
 }
 

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,13 +202,7 @@ func TestConsoleReapThenResume(t *testing.T) {
 	h := newHarness(t, script(nil), func(c *testConfig) { c.IdleTimeout = 500 * time.Millisecond })
 	h.say("remember pineapple")
 	h.expect(`— ✓`)
-	deadline := time.Now().Add(30 * time.Second)
-	for h.b.LiveSessions() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("idle session was not reaped")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitFor(t, waitTimeout, "the idle session to be reaped", func() bool { return h.b.LiveSessions() == 0 })
 	h.say("recall")
 	h.expect(`claude: I remember pineapple`)
 }
@@ -286,7 +281,7 @@ func TestConsoleManyThreadsOverCap(t *testing.T) {
 		t.Errorf("peak live sessions %d > cap %d", peak, maxLive)
 	}
 	waited := 0
-	for _, l := range h.out.snapshot() {
+	for _, l := range h.out.Lines() {
 		if strings.Contains(l, "this thread is waiting (position ") {
 			waited++
 		}
@@ -295,7 +290,7 @@ func TestConsoleManyThreadsOverCap(t *testing.T) {
 		t.Error("no thread was told it waits in the queue")
 	}
 	// Order within each thread: "hello" was answered before "again".
-	all := h.out.snapshot()
+	all := h.out.Lines()
 	for i := range threads {
 		name := fmt.Sprintf("t%02d", i)
 		hello, again := -1, -1

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,11 +20,13 @@ import (
 	"github.com/claudeops/claudeops/bot/workspaces"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/internal/testrunner"
 	"github.com/claudeops/claudeops/store"
 )
 
-const waitTimeout = 90 * time.Second
+// waitTimeout bounds the waits of the tests with the real CLI.
+const waitTimeout = testkit.Long
 
 // testConfig is what a test sets of the bot: its Config, and the
 // configuration of the extensions every test bot gets, as cmd gives them.
@@ -34,6 +35,10 @@ type testConfig struct {
 	Limits              limits.Config
 	Workspace           workspaces.Config
 	MaxSchedulesPerUser int
+
+	// ticks, when set, are the turn views' refresh (view.tick) in place of
+	// a 5 s ticker: a test sends them (tick).
+	ticks chan time.Time
 
 	// sched is the schedules extension bot made (startScheduler connects
 	// it to a scheduler).
@@ -50,41 +55,6 @@ func (c *testConfig) bot(st *store.Store) Config {
 	c.sched = scheduled.New(scheduled.Config{MaxPerUser: c.MaxSchedulesPerUser, Repos: wsExt})
 	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched}
 	return cfg
-}
-
-// lines records console output and lets a test wait for a line.
-type lines struct {
-	mu     sync.Mutex
-	buf    []byte
-	all    []string
-	notify chan struct{}
-}
-
-func newLines() *lines { return &lines{notify: make(chan struct{}, 1)} }
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := strings.IndexByte(string(l.buf), '\n')
-		if i < 0 {
-			break
-		}
-		l.all = append(l.all, string(l.buf[:i]))
-		l.buf = l.buf[i+1:]
-	}
-	l.mu.Unlock()
-	select {
-	case l.notify <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (l *lines) snapshot() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.all...)
 }
 
 // harness runs a bot with the console adapter, the real CLI and the fake
@@ -107,7 +77,7 @@ type harness struct {
 	b      *Bot
 	sched  *scheduled.Extension // the bot's schedules extension
 	in     *io.PipeWriter
-	out    *lines
+	out    *testkit.Output
 	cancel context.CancelFunc
 	done   chan struct{}
 	cursor int
@@ -137,25 +107,12 @@ func newHarnessWrapped(t *testing.T, script fakeanthropic.Script, mod func(*test
 }
 
 func (h *harness) env() []string {
-	return []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + h.home,
-		"LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + h.api.URL,
-		"ANTHROPIC_API_KEY=sk-test",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		"DISABLE_AUTOUPDATER=1",
-		"DISABLE_TELEMETRY=1",
-		"CLAUDE_CODE_MAX_RETRIES=1",
-	}
+	return testkit.CLIEnv(h.home, h.api.URL, "CLAUDE_CODE_MAX_RETRIES=1")
 }
 
+// startBot runs the bot with the real CLI (again, after stopBot).
 func (h *harness) startBot() {
 	h.t.Helper()
-	st, err := store.Open(context.Background(), h.db)
-	if err != nil {
-		h.t.Fatal(err)
-	}
 	cfg := testConfig{Config: Config{
 		Runner:          testrunner.Runner(h.t, h.home, filepath.Dir(h.db)),
 		ClaudeBin:       h.bin,
@@ -171,17 +128,36 @@ func (h *harness) startBot() {
 	if testing.Verbose() {
 		cfg.Logger = nil
 	}
+	h.run(cfg, nil)
+}
+
+// run runs a bot on cfg (then h.mod) over the store at h.db, with the
+// console over a pipe. cli, when set, is the bot's claude, and the
+// console goes by the bot's clock (the golden tests' footers).
+func (h *harness) run(cfg testConfig, cli *fakeCLI) {
+	h.t.Helper()
+	st, err := store.Open(context.Background(), h.db)
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	if h.mod != nil {
 		h.mod(&cfg)
 	}
 	pr, pw := io.Pipe()
 	out := h.out
 	if out == nil {
-		out = newLines() // kept across restarts, like a terminal
+		out = testkit.NewOutput() // kept across restarts, like a terminal
 	}
-	con := console.New(console.Options{In: pr, Out: out, TestHooks: true})
+	opts := console.Options{In: pr, Out: out, TestHooks: true}
 	b := New(cfg.bot(st), st)
 	h.sched = cfg.sched
+	if cli != nil {
+		opts.Now, b.start = cfg.Now, cli.start
+	}
+	con := console.New(opts)
+	if cfg.ticks != nil {
+		b.ticker = func(time.Duration) (<-chan time.Time, func()) { return cfg.ticks, func() {} }
+	}
 	if h.wrapStart != nil {
 		b.start = h.wrapStart(b.start)
 	}
@@ -238,21 +214,19 @@ func (h *harness) say(line string) {
 // moves the cursor past it, and returns it with its submatches.
 func (h *harness) expect(pattern string) []string {
 	h.t.Helper()
-	re := regexp.MustCompile(pattern)
-	deadline := time.NewTimer(waitTimeout)
-	defer deadline.Stop()
-	for {
-		all := h.out.snapshot()
-		for i := h.cursor; i < len(all); i++ {
-			if m := re.FindStringSubmatch(all[i]); m != nil {
-				h.cursor = i + 1
-				return m
-			}
-		}
+	return h.out.Expect(h.t, &h.cursor, waitTimeout, pattern)
+}
+
+// tick hands n ticks to the views' refresh, through ticks (testConfig),
+// and returns once the worker has handled them: it takes one at a time, so
+// once it takes one more, the n before it are done.
+func (h *harness) tick(ticks chan time.Time, n int) {
+	h.t.Helper()
+	for i := range n + 1 {
 		select {
-		case <-h.out.notify:
-		case <-deadline.C:
-			h.t.Fatalf("no line matching %q; output:\n%s", pattern, strings.Join(all, "\n"))
+		case ticks <- time.Now():
+		case <-time.After(waitTimeout):
+			h.t.Fatalf("tick %d of %d: no view takes ticks", i+1, n)
 		}
 	}
 }
@@ -261,7 +235,7 @@ func (h *harness) expect(pattern string) []string {
 func (h *harness) absent(from int, pattern string) {
 	h.t.Helper()
 	re := regexp.MustCompile(pattern)
-	for _, l := range h.out.snapshot()[from:] {
+	for _, l := range h.out.Lines()[from:] {
 		if re.MatchString(l) {
 			h.t.Errorf("unexpected line %q", l)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -56,12 +57,10 @@ func TestConsoleParkedRequestNotifiesCreator(t *testing.T) {
 			var a store.Approval
 			var ok bool
 			var err error
-			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			testkit.WaitFor(t, waitTimeout, "the parked approval's record", func() bool {
 				a, ok, err = h.st.GetApproval(context.Background(), approval)
-				if err != nil || !ok || slices.Contains(tt.states, a.State) || time.Now().After(deadline) {
-					break
-				}
-			}
+				return err != nil || !ok || slices.Contains(tt.states, a.State)
+			})
 			if err != nil || !ok || !slices.Contains(tt.states, a.State) {
 				t.Errorf("the parked approval: %+v %v %v; want a state in %v", a, ok, err, tt.states)
 			}

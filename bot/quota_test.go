@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/scheduler"
 	"github.com/claudeops/claudeops/store"
 )
@@ -22,18 +23,6 @@ func holdRelease(t *testing.T) (chan struct{}, func()) {
 	release := func() { once.Do(func() { close(hold) }) }
 	t.Cleanup(release)
 	return hold, release
-}
-
-// waitFor polls cond until it holds or waitTimeout passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func (h *harness) held(thread string) bool {
@@ -55,7 +44,7 @@ func (h *harness) idleHeld(thread string) bool {
 func (h *harness) count(pattern string) int {
 	re := regexp.MustCompile(pattern)
 	n := 0
-	for _, l := range h.out.snapshot() {
+	for _, l := range h.out.Lines() {
 		if re.MatchString(l) {
 			n++
 		}
@@ -94,14 +83,14 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 		h.say("/as bob hello " + th)
 		h.expect(`^\[` + th + `\] claude: ok: .*hello ` + th + `$`)
 		h.expect(`^\[` + th + `\] — ✓`)
-		waitFor(t, "session "+th+" idle", func() bool { return h.idleHeld(th) })
+		testkit.WaitFor(t, waitTimeout, "session "+th+" idle", func() bool { return h.idleHeld(th) })
 	}
 	// A third thread: bob's least recently used idle session (a) gives
 	// its slot back; the new one runs (and stays busy).
 	h.say("/thread c")
 	h.say("/as bob slow c")
 	h.api.WaitRequests(3, waitTimeout)
-	waitFor(t, "bob's idle session a to be stopped", func() bool { return !h.held("a") })
+	testkit.WaitFor(t, waitTimeout, "bob's idle session a to be stopped", func() bool { return !h.held("a") })
 	if !h.held("b") || !h.held("c") {
 		t.Errorf("b held %v, c held %v; want both", h.held("b"), h.held("c"))
 	}
@@ -116,11 +105,11 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 	h.say("/thread d")
 	h.say("/as bob hello d")
 	h.expect(`^\[d\] \* \(to bob\) Not taken: you have 2 Claude sessions running or waiting, the most one person may have`)
-	mark := len(h.out.snapshot())
+	mark := len(h.out.Lines())
 	h.say("/thread e")
 	h.say("/as bob hello e")
 	h.say("/as bob hello again e")
-	waitFor(t, "three audited refusals", func() bool { return h.refusals("bob") == 3 })
+	testkit.WaitFor(t, waitTimeout, "three audited refusals", func() bool { return h.refusals("bob") == 3 })
 	h.absent(mark, `Not taken`) // within the minute: silent
 	if h.held("d") || h.held("e") {
 		t.Error("a refused thread holds a slot")
@@ -148,7 +137,7 @@ func TestConsoleThreadsPerUser(t *testing.T) {
 	// Once a session of bob's ends its turn, bob may go on (evicting it).
 	release()
 	for _, th := range []string{"b", "c"} {
-		waitFor(t, "session "+th+" idle", func() bool { return h.idleHeld(th) })
+		testkit.WaitFor(t, waitTimeout, "session "+th+" idle", func() bool { return h.idleHeld(th) })
 	}
 	h.say("/thread d")
 	h.say("/as bob hello d")
@@ -168,7 +157,7 @@ func TestConsoleOneQueueNoticePerUser(t *testing.T) {
 		h.say(fmt.Sprintf("/thread t%d", i))
 		h.say(fmt.Sprintf("/as bob slow %d", i))
 	}
-	waitFor(t, "bob's threads to queue", func() bool { return h.b.slots.queued() == threads-2 })
+	testkit.WaitFor(t, waitTimeout, "bob's threads to queue", func() bool { return h.b.slots.queued() == threads-2 })
 	h.api.WaitRequests(2, waitTimeout)
 	busy := `\* All 2 Claude sessions are busy; this thread is waiting`
 	if n := h.count(busy); n != 1 {
@@ -178,7 +167,7 @@ func TestConsoleOneQueueNoticePerUser(t *testing.T) {
 	h.say("/thread op")
 	h.say("hello op")
 	h.expect(`^\[op\] ` + busy + ` \(position 199 in the queue\)`)
-	waitFor(t, "the operator's thread to queue", func() bool { return h.b.slots.queued() == threads-1 })
+	testkit.WaitFor(t, waitTimeout, "the operator's thread to queue", func() bool { return h.b.slots.queued() == threads-1 })
 	if n := h.count(busy); n != 2 {
 		t.Errorf("%d queue notices for two users, want 2", n)
 	}
@@ -261,7 +250,7 @@ func TestConsoleScheduleMinInterval(t *testing.T) {
 			t.Errorf("schedule %d (%s): %d runs (%v), want none", s.ID, s.Spec, len(runs), err)
 		}
 	}
-	for _, l := range h.out.snapshot() {
+	for _, l := range h.out.Lines() {
 		if strings.Contains(l, "Scheduled run") {
 			t.Errorf("a run happened: %q", l)
 		}
@@ -280,8 +269,8 @@ func TestConsoleThreadFloodDefaults(t *testing.T) {
 		h.say(fmt.Sprintf("/thread t%d", i))
 		h.say(fmt.Sprintf("/as bob slow %d", i))
 	}
-	waitFor(t, "every refusal audited", func() bool { return h.refusals("bob") == threads-3 })
-	waitFor(t, "one thread of bob's to wait", func() bool { return h.b.slots.queued() == 1 })
+	testkit.WaitFor(t, waitTimeout, "every refusal audited", func() bool { return h.refusals("bob") == threads-3 })
+	testkit.WaitFor(t, waitTimeout, "one thread of bob's to wait", func() bool { return h.b.slots.queued() == 1 })
 	h.api.WaitRequests(2, waitTimeout)
 	if n := h.b.slots.userThreads("bob"); n != 3 {
 		t.Errorf("bob has %d threads counted, want 3 (the default)", n)
@@ -289,12 +278,12 @@ func TestConsoleThreadFloodDefaults(t *testing.T) {
 	if n := h.b.slots.live(); n != 2 {
 		t.Errorf("%d live sessions, want 2", n)
 	}
-	waitFor(t, "the queue notice and the refusal note", func() bool {
+	testkit.WaitFor(t, waitTimeout, "the queue notice and the refusal note", func() bool {
 		return h.count(`All 2 Claude sessions are busy`) > 0 && h.count(`\(to bob\) Not taken`) > 0
 	})
 	time.Sleep(200 * time.Millisecond) // room for any more (there should be none)
 	touched := map[string]int{}        // thread: lines the bot wrote there
-	for _, l := range h.out.snapshot() {
+	for _, l := range h.out.Lines() {
 		if m := regexp.MustCompile(`^\[(t\d+)\] (.*)`).FindStringSubmatch(l); m != nil && !strings.HasPrefix(m[2], "claude:") && !strings.HasPrefix(m[2], "* switched to thread") {
 			touched[m[1]]++
 		}
@@ -331,10 +320,10 @@ func TestConsoleQueueNoticeOnlyWhenBusy(t *testing.T) {
 	h.say("hello a")
 	h.expect(`^\[a\] claude: ok: .*hello a$`)
 	h.expect(`^\[a\] — ✓`)
-	waitFor(t, "session a idle", func() bool { return h.idleHeld("a") })
+	testkit.WaitFor(t, waitTimeout, "session a idle", func() bool { return h.idleHeld("a") })
 
 	// b takes a's slot (a is idle), and a takes it back from idle b.
-	mark := len(h.out.snapshot())
+	mark := len(h.out.Lines())
 	h.say("/thread b")
 	h.say("hello b")
 	h.expect(`^\[b\] claude: ok: .*hello b$`)
@@ -342,11 +331,11 @@ func TestConsoleQueueNoticeOnlyWhenBusy(t *testing.T) {
 	if h.held("a") {
 		t.Error("a still holds a slot over the cap of 1")
 	}
-	waitFor(t, "session b idle", func() bool { return h.idleHeld("b") })
+	testkit.WaitFor(t, waitTimeout, "session b idle", func() bool { return h.idleHeld("b") })
 	h.say("/thread a")
 	h.say("slow a")
 	h.api.WaitRequests(3, waitTimeout)
-	waitFor(t, "a to hold the slot", func() bool { return h.held("a") && !h.held("b") })
+	testkit.WaitFor(t, waitTimeout, "a to hold the slot", func() bool { return h.held("a") && !h.held("b") })
 	h.absent(mark, busy)
 	h.absent(mark, free)
 

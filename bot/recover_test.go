@@ -164,7 +164,7 @@ func TestRestartTellsInterruptedTurnOnce(t *testing.T) {
 		t.Errorf("turns still owing a notice: %+v, %v; want the Slack thread's only", owed, err)
 	}
 
-	from := len(h.out.snapshot())
+	from := len(h.out.Lines())
 	h.restart()
 	h.say("status")
 	h.expect(`Cost so far: \$0\.\d+ over 3 turns \(1 cut off by a restart of the bot, cost unknown\)$`)

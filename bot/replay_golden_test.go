@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // TestReplayGolden: real transcripts replayed through the bot, its output
@@ -112,26 +113,6 @@ func normalizeReplay(lines []string) string {
 	return b.String()
 }
 
-func checkReplayGolden(t *testing.T, path, got string) {
-	t.Helper()
-	if *updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (run with -update to accept):\n--- got\n%s--- want\n%s", path, got, want)
-	}
-}
-
 // TestReplayGolden replays real transcripts through the bot, acting as the
 // recorded host did (the same prompts, the same decisions, "stop" where it
 // interrupted), and compares what the console shows with a golden file.
@@ -207,8 +188,8 @@ func TestReplayGolden(t *testing.T) {
 				}
 			}
 			waitBotIdle(t, h.b)
-			got := normalizeReplay(h.out.snapshot())
-			checkReplayGolden(t, filepath.Join("testdata", "render", tc.name+".golden"), got)
+			got := normalizeReplay(h.out.Lines())
+			testkit.Golden(t, filepath.Join("testdata", "render", tc.name+".golden"), got)
 			if n := len(cli.started()); n != 1 {
 				t.Errorf("%d claude processes started, want 1", n)
 			}

@@ -3,28 +3,22 @@ package bot
 import (
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/claudeproc"
-	"github.com/claudeops/claudeops/store"
 )
 
 // Tests of the bot against a fake claude process that replays real CLI
 // transcripts (claudeproc/testdata/cli-2.1.330): fast, and able to produce
 // what the real CLI can't be made to do on cue (a crash mid-turn, a resume
 // that fails, a start that hangs).
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const transcriptDir = "../claudeproc/testdata/cli-2.1.330"
 
@@ -221,10 +215,6 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*testConfig)) *harnes
 		db:      filepath.Join(t.TempDir(), "claudeops.db"),
 		mod:     mod,
 	}
-	st, err := store.Open(context.Background(), h.db)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := testConfig{Config: Config{
 		ClaudeBin:       "claude-fake",
 		Env:             []string{"PATH=/usr/bin:/bin"},
@@ -236,28 +226,7 @@ func newReplayHarness(t *testing.T, cli *fakeCLI, mod func(*testConfig)) *harnes
 		ApprovalTimeout: time.Hour,
 		StopGrace:       time.Second,
 	}}
-	if mod != nil {
-		mod(&cfg)
-	}
-	pr, pw := io.Pipe()
-	out := newLines()
-	conNow := cfg.Now
-	con := console.New(console.Options{In: pr, Out: out, TestHooks: true, Now: conNow})
-	b := New(cfg.bot(st), st)
-	h.sched = cfg.sched
-	b.start = cli.start
-	b.AddAdapter(con)
-	if err := b.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = b.Run(ctx) }()
-	go func() { defer wg.Done(); _ = con.Run(ctx, b.Deliver) }()
-	go func() { wg.Wait(); close(done) }()
-	h.st, h.b, h.in, h.out, h.cancel, h.done = st, b, pw, out, cancel, done
+	h.run(cfg, cli)
 	t.Cleanup(h.stopBot)
 	return h
 }
@@ -282,22 +251,5 @@ func see(h *harness, pattern string) []string {
 // expectSoon is expect with a short deadline.
 func expectSoon(h *harness, d time.Duration, pattern string) []string {
 	h.t.Helper()
-	re := regexp.MustCompile(pattern)
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		all := h.out.snapshot()
-		for i := h.cursor; i < len(all); i++ {
-			if m := re.FindStringSubmatch(all[i]); m != nil {
-				h.cursor = i + 1
-				return m
-			}
-		}
-		select {
-		case <-h.out.notify:
-		case <-time.After(20 * time.Millisecond):
-		case <-deadline.C:
-			h.t.Fatalf("no line matching %q within %s; output:\n%s", pattern, d, strings.Join(all, "\n"))
-		}
-	}
+	return h.out.Expect(h.t, &h.cursor, d, pattern)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -169,7 +170,7 @@ func TestReplayMailboxFull(t *testing.T) {
 		see(h, `^\[main\] — ✓ `)
 	}
 	waitBotIdle(t, h.b)
-	out := h.out.snapshot()
+	out := h.out.Lines()
 	if n := countLines(out, refusal); n != 2 {
 		t.Errorf("%d refusals, want 2", n)
 	}
@@ -248,12 +249,11 @@ func TestReplayReplyRightBehindMention(t *testing.T) {
 	}
 	want := []string{"start here", "and this too"}
 	var got []string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	testkit.WaitFor(t, waitTimeout, "claude to be sent both messages", func() bool {
 		waitBotIdle(t, h.b)
-		if got = sentTexts(cli.proc(0).sent()); len(got) >= len(want) {
-			break
-		}
-	}
+		got = sentTexts(cli.proc(0).sent())
+		return len(got) >= len(want)
+	})
 	if !slices.Equal(got, want) {
 		t.Errorf("claude got %q, want the mention and the reply behind it", got)
 	}
@@ -348,7 +348,7 @@ func TestReplayCrashWithPendingApproval(t *testing.T) {
 	see(h, `^\[main\] ! approval `+id+`: Expired: Claude Code stopped\.$`)
 	see(h, `^\[main\] — ✗ Turn ended: Claude Code stopped$`)
 	waitBotIdle(t, h.b)
-	toolClosed := countLines(h.out.snapshot(), `^\[main\] [✗⊘] Bash: touch bash-approval\.txt`) == 1
+	toolClosed := countLines(h.out.Lines(), `^\[main\] [✗⊘] Bash: touch bash-approval\.txt`) == 1
 	a, ok, err := h.st.GetApproval(context.Background(), id)
 	if err != nil || !ok || a.State != "expired" {
 		t.Errorf("stored approval: %+v %v %v", a, ok, err)

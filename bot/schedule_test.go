@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/scheduler"
 )
 
@@ -16,15 +17,10 @@ import (
 func waitRun(t *testing.T, h *harness, id, status string) {
 	t.Helper()
 	n, _ := strconv.ParseInt(id, 10, 64)
-	deadline := time.Now().Add(waitTimeout)
-	for time.Now().Before(deadline) {
+	testkit.WaitFor(t, waitTimeout, "schedule "+id+"'s newest run to be "+status, func() bool {
 		runs, err := h.st.Runs(context.Background(), n, 1)
-		if err == nil && len(runs) > 0 && string(runs[0].Status) == status {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("schedule %s: no run %s", id, status)
+		return err == nil && len(runs) > 0 && string(runs[0].Status) == status
+	})
 }
 
 // startScheduler runs a scheduler for the harness's current bot; the

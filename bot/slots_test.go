@@ -3,37 +3,20 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// fakeClock is a settable clock for slots.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
+// slotsEpoch is where the slots tests' clocks start.
+var slotsEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // hold makes key take a slot for user (as a chat message does), marked
 // busy or idle; evicted records the keys asked to give their slot back.
-func hold(t *testing.T, s *slots, clk *fakeClock, key, user string, limited bool, limit int, busy bool, evicted chan<- string) {
+func hold(t *testing.T, s *slots, clk *testkit.Clock, key, user string, limited bool, limit int, busy bool, evicted chan<- string) {
 	t.Helper()
 	if !s.admit(key, user, limited, limit) {
 		t.Fatalf("%s for %s: not admitted", key, user)
@@ -42,7 +25,7 @@ func hold(t *testing.T, s *slots, clk *fakeClock, key, user string, limited bool
 		t.Fatal(err)
 	}
 	s.setBusy(key, busy)
-	clk.add(time.Second) // distinct lastUsed: LRU order is the order taken
+	clk.Advance(time.Second) // distinct lastUsed: LRU order is the order taken
 }
 
 // admit: the per-user limit counts held and waiting threads; a user at the
@@ -71,8 +54,8 @@ func TestSlotsAdmit(t *testing.T) {
 		{name: "no limit", setup: [][4]string{{"a", "bob", "busy"}, {"b", "bob", "busy"}}, key: "c", user: "bob", limit: 0, want: true, counted: 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newFakeClock()
-			s := newSlots(8, clk.now)
+			clk := testkit.NewClock(slotsEpoch)
+			s := newSlots(8, clk.Now)
 			evicted := make(chan string, 8)
 			for _, h := range tc.setup {
 				hold(t, s, clk, h[0], h[1], h[3] != "admin", 100, h[2] == "busy", evicted)
@@ -100,15 +83,15 @@ func TestSlotsAdmit(t *testing.T) {
 
 // An admitted message's place lapses if it never reaches acquire.
 func TestSlotsIntentLapses(t *testing.T) {
-	clk := newFakeClock()
-	s := newSlots(8, clk.now)
+	clk := testkit.NewClock(slotsEpoch)
+	s := newSlots(8, clk.Now)
 	if !s.admit("a", "bob", true, 1) {
 		t.Fatal("not admitted")
 	}
 	if s.admit("b", "bob", true, 1) {
 		t.Fatal("second thread admitted over the limit of 1")
 	}
-	clk.add(intentTTL + time.Second)
+	clk.Advance(intentTTL + time.Second)
 	if !s.admit("b", "bob", true, 1) {
 		t.Fatal("the lapsed place still counts")
 	}
@@ -118,78 +101,70 @@ func TestSlotsIntentLapses(t *testing.T) {
 // more; unattributed waiters (scheduled runs) one each. Once none of a
 // user's threads waits, a later wait is told again.
 func TestSlotsOneNoticePerUser(t *testing.T) {
-	clk := newFakeClock()
-	s := newSlots(1, clk.now)
-	evicted := make(chan string, 1)
-	hold(t, s, clk, "busy", "op", false, 0, true, evicted)
+	// In a bubble: once every goroutine waits, every notice that will be
+	// told has been told, so the counts are exact.
+	synctest.Test(t, func(t *testing.T) {
+		clk := testkit.NewClock(slotsEpoch)
+		s := newSlots(1, clk.Now)
+		evicted := make(chan string, 1)
+		hold(t, s, clk, "busy", "op", false, 0, true, evicted)
 
-	var notices sync.Map // user → *atomic.Int32
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wait := func(ctx context.Context, key, user string) {
-		if user != "" && !s.admit(key, user, true, 1000) {
-			t.Errorf("%s not admitted", key)
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = s.acquire(ctx, key, func() {}, func(int) {
-				n, _ := notices.LoadOrStore(user, new(atomic.Int32))
-				n.(*atomic.Int32).Add(1)
+		var notices sync.Map // user → *atomic.Int32
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wait := func(ctx context.Context, key, user string) {
+			if user != "" && !s.admit(key, user, true, 1000) {
+				t.Errorf("%s not admitted", key)
+				return
+			}
+			wg.Go(func() {
+				_ = s.acquire(ctx, key, func() {}, func(int) {
+					n, _ := notices.LoadOrStore(user, new(atomic.Int32))
+					n.(*atomic.Int32).Add(1)
+				})
 			})
-		}()
-	}
-	count := func(user string) int32 {
-		n, ok := notices.Load(user)
-		if !ok {
-			return 0
 		}
-		return n.(*atomic.Int32).Load()
-	}
-	for i := range 100 {
-		wait(ctx, fmt.Sprintf("bob%d", i), "bob")
-	}
-	for i := range 3 {
-		wait(ctx, fmt.Sprintf("carol%d", i), "carol")
-		wait(ctx, fmt.Sprintf("sched%d", i), "")
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.queued() < 106 || count("bob") < 1 || count("carol") < 1 || count("") < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("queued %d; notices bob %d, carol %d, unattributed %d", s.queued(), count("bob"), count("carol"), count(""))
+		count := func(user string) int32 {
+			n, ok := notices.Load(user)
+			if !ok {
+				return 0
+			}
+			return n.(*atomic.Int32).Load()
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if b, c, u := count("bob"), count("carol"), count(""); b != 1 || c != 1 || u != 3 {
-		t.Errorf("notices: bob %d, carol %d, unattributed %d; want 1, 1, 3", b, c, u)
-	}
-	cancel()
-	wg.Wait()
-	if n := s.queued(); n != 0 {
-		t.Fatalf("%d still queued", n)
-	}
+		for i := range 100 {
+			wait(ctx, fmt.Sprintf("bob%d", i), "bob")
+		}
+		for i := range 3 {
+			wait(ctx, fmt.Sprintf("carol%d", i), "carol")
+			wait(ctx, fmt.Sprintf("sched%d", i), "")
+		}
+		synctest.Wait()
+		if q, b, c, u := s.queued(), count("bob"), count("carol"), count(""); q != 106 || b != 1 || c != 1 || u != 3 {
+			t.Errorf("queued %d; notices: bob %d, carol %d, unattributed %d; want 106; 1, 1, 3", q, b, c, u)
+		}
+		cancel()
+		wg.Wait()
+		if n := s.queued(); n != 0 {
+			t.Fatalf("%d still queued", n)
+		}
 
-	// Nothing of bob's waits any more: his next wait is told.
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
-	wait(ctx2, "bob-again", "bob")
-	deadline = time.Now().Add(10 * time.Second)
-	for count("bob") < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("bob's later wait was not told")
+		// Nothing of bob's waits any more: his next wait is told.
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		defer cancel2()
+		wait(ctx2, "bob-again", "bob")
+		synctest.Wait()
+		if n := count("bob"); n != 2 {
+			t.Errorf("bob told %d times, want 2: his later wait was not told", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel2()
-	wg.Wait()
+		cancel2()
+		wg.Wait()
+	})
 }
 
 // A refused user is told at most once a minute.
 func TestSlotsTellRefusal(t *testing.T) {
-	clk := newFakeClock()
-	s := newSlots(1, clk.now)
+	clk := testkit.NewClock(slotsEpoch)
+	s := newSlots(1, clk.Now)
 	for i, tc := range []struct {
 		user    string
 		advance time.Duration
@@ -202,7 +177,7 @@ func TestSlotsTellRefusal(t *testing.T) {
 		{"bob", 2 * time.Second, true},
 		{"bob", 0, false},
 	} {
-		clk.add(tc.advance)
+		clk.Advance(tc.advance)
 		if got := s.tellRefusal(tc.user); got != tc.want {
 			t.Errorf("step %d (%s): tell %v, want %v", i, tc.user, got, tc.want)
 		}
@@ -225,7 +200,7 @@ func queueWaiters(t *testing.T, ctx context.Context, s *slots, wg *sync.WaitGrou
 				close(got[key])
 			}
 		}()
-		waitFor(t, key+" to queue", func() bool { return s.queued() == i+1 })
+		testkit.WaitFor(t, waitTimeout, key+" to queue", func() bool { return s.queued() == i+1 })
 	}
 	return got
 }
@@ -294,8 +269,8 @@ func TestSlotsNoticeOnlyWhenBusy(t *testing.T) {
 			evicting: []string{"a"}, told: map[string]int{"w1": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newFakeClock()
-			s := newSlots(len(tc.holders), clk.now)
+			clk := testkit.NewClock(slotsEpoch)
+			s := newSlots(len(tc.holders), clk.Now)
 			asked := make(chan string, 8)
 			for i, h := range tc.holders {
 				hold(t, s, clk, h.key, fmt.Sprintf("user%d", i), false, 0, h.busy, asked)
@@ -326,7 +301,7 @@ func TestSlotsNoticeOnlyWhenBusy(t *testing.T) {
 			if fmt.Sprint(stuck) != fmt.Sprint(tc.told) {
 				t.Errorf("stuck %v, want %v", stuck, tc.told)
 			}
-			waitFor(t, "the notices", func() bool {
+			testkit.WaitFor(t, waitTimeout, "the notices", func() bool {
 				mu.Lock()
 				defer mu.Unlock()
 				return len(told) >= len(tc.told)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // toolRecorder stands between the bot and the console and keeps every
@@ -50,13 +51,17 @@ func (r *toolRecorder) states(key string) []adapters.Tool {
 
 // TestToolWaitsForApproval (real CLI): a Bash call that needs approval
 // shows "waiting for approval" and no running time for as long as nobody
-// decides (two of the view's 5 s ticks pass); allowed, it runs and ends;
+// decides (11 s pass on the bot's clock, and two of the view's refresh
+// ticks, which the test hands it); allowed, it runs and ends;
 // denied, its line says so and it never runs. The oracle is every state
 // the tool line was shown in (what Slack and Matrix would render too), the
 // console's lines, and the working directory.
 func TestToolWaitsForApproval(t *testing.T) {
 	rec := &toolRecorder{shown: map[string][]adapters.Tool{}}
-	h := newHarnessWrapped(t, script(nil), nil, func(a adapters.Adapter) adapters.Adapter {
+	clk, ticks := testkit.RunningClock(), make(chan time.Time)
+	h := newHarnessWrapped(t, script(nil), func(c *testConfig) {
+		c.Now, c.ticks = clk.Now, ticks
+	}, func(a adapters.Adapter) adapters.Adapter {
 		rec.Adapter = a
 		return rec
 	})
@@ -73,7 +78,8 @@ func TestToolWaitsForApproval(t *testing.T) {
 		h.say("run touch " + tt.file)
 		h.expect(`^\[main\] ⏸ Bash: touch ` + tt.file + ` — waiting for approval$`)
 		h.expect(`^\[main\] \? approval \w+: Bash`)
-		time.Sleep(11 * time.Second)
+		clk.Advance(11 * time.Second)
+		h.tick(ticks, 2)
 		states := rec.states(key)
 		if n := len(states); n != 2 || states[0].State != adapters.ToolRunning || states[1].State != adapters.ToolWaiting || states[1].Elapsed != 0 {
 			t.Fatalf("%s: before a decision the line was shown as %+v; want running (posted), then waiting with no time, and nothing since", tt.name, states)

@@ -156,7 +156,7 @@ func TestTrustTypedDecisionNamesItsPrompt(t *testing.T) {
 	}
 	id1, id2 := ids["1"], ids["2"]
 	var cmd2 string
-	for _, l := range h.out.snapshot() {
+	for _, l := range h.out.Lines() {
 		if strings.Contains(l, "$ touch p") {
 			cmd2 = l // the second prompt shown: its command is prompt #2's
 		}
@@ -335,7 +335,7 @@ func TestTrustModes(t *testing.T) {
 		h.say("status")
 		h.expect(`^\[` + mode + `\] \* Model: claude-haiku-4-5 · Mode: ` + mode + `$`)
 	}
-	for _, l := range h.out.snapshot() {
+	for _, l := range h.out.Lines() {
 		if strings.Contains(l, "classifier") || strings.Contains(l, "auto mode") {
 			t.Errorf("the CLI's classifier decided: %s", l)
 		}
@@ -399,7 +399,7 @@ func TestTrustDenyRulesReachTheCLI(t *testing.T) {
 	h.say("/thread fresh")
 	h.say("run ls -la")
 	h.expect(`^\[fresh\] claude: tool result: .*[Pp]ermission`)
-	for _, l := range h.out.snapshot()[4:] {
+	for _, l := range h.out.Lines()[4:] {
 		if strings.Contains(l, "tool result: visible.txt") || strings.Contains(l, "tool result: total") {
 			t.Errorf("ls ran after the deny rule: %s", l)
 		}

@@ -9,13 +9,26 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/store"
 )
 
-// turnLimit is the turn timeout of these tests: short, yet far above what
-// a plain turn takes on a loaded machine (the turns that must finish under
-// it are one short model request each).
+// turnLimit is the turn timeout of these tests. The turn clock runs on a
+// clock the test moves (testkit.Clock): a turn's time is up when the test
+// says, never because a loaded machine was slow. On the wall clock, a
+// CLI that took longer than the limit to ask the model was interrupted
+// before it asked, and the test waited for a request that never came.
 const turnLimit = 5 * time.Second
+
+// turnClock gives the bot and its turn clock a clock that stands still
+// but when the test moves it: a turn's time is what the test adds, not the
+// seconds a loaded machine takes to start claude and ask the model.
+func turnClock(c *testConfig) *testkit.Clock {
+	clk := testkit.NewClock(time.Now())
+	c.Now, c.Limits.Timers = clk.Now, clk
+	c.Limits.TurnTimeout = turnLimit
+	return clk
+}
 
 // deafProcess is a claude process that acknowledges interrupts and never
 // passes them on: a turn that will not end when asked.
@@ -64,9 +77,10 @@ func TestConsoleTurnTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			hold := make(chan struct{}) // never released: the first turn hangs
+			var clk *testkit.Clock
 			h := newHarness(t, script(hold), func(c *testConfig) {
 				c.MaxSessions = 1
-				c.Limits.TurnTimeout = turnLimit
+				clk = turnClock(c)
 			})
 			if tt.deaf {
 				h.stopBot()
@@ -89,8 +103,18 @@ func TestConsoleTurnTimeout(t *testing.T) {
 			h.say("hello from other")
 			start := h.cursor // the two threads' lines come in either order
 			h.expect(`^\[other\] \* All 1 Claude sessions are busy; this thread is waiting \(position 1`)
+			// The one timer is main's turn clock: its time runs out.
+			if d := clk.WaitTimers(t, 1)[0]; d != turnLimit {
+				t.Errorf("the turn clock is set %s ahead, want the limit %s", d, turnLimit)
+			}
+			clk.Advance(turnLimit)
 			h.cursor = start
 			h.expect(`^\[main\] \* Stopped: the turn ran longer than 5s \(CLAUDEOPS_TURN_TIMEOUT\)\.$`)
+			if tt.deaf {
+				// The stop grace, set at the interrupt, runs out too.
+				clk.WaitTimers(t, 1)
+				clk.Advance(h.b.cfg.StopGrace)
+			}
 			h.expect(tt.footer)
 			h.cursor = start
 			h.expect(`^\[other\] claude: ok: .*hello from other$`)
@@ -137,26 +161,30 @@ func TestConsoleTurnTimeoutWaitsForApprovals(t *testing.T) {
 	tests := []struct {
 		name     string
 		approval time.Duration
+		wait     time.Duration // passes while the prompt waits
 		decide   bool
 		outcome  string // the prompt's last line
 		file     bool   // the command ran
 	}{
-		{"decided after the turn timeout", time.Hour, true, `Allowed by operator$`, true},
-		{"expiring after the turn timeout", 3 * turnLimit, false, `Expired: nobody decided in time\.$`, false},
+		{"decided after the turn timeout", time.Hour, 2 * turnLimit, true, `Allowed by operator$`, true},
+		{"expiring after the turn timeout", 3 * turnLimit, 3 * turnLimit, false, `Expired: nobody decided in time\.$`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			var clk *testkit.Clock
 			h := newHarness(t, script(nil), func(c *testConfig) {
-				c.Limits.TurnTimeout = turnLimit
+				clk = turnClock(c)
 				c.ApprovalTimeout = tt.approval
 			})
 			from := h.cursor
 			h.say("run touch waited.txt")
 			id := h.expect(`^\[main\] \? approval (\w+): Bash`)[1]
+			// The turn clock stands still while the prompt waits: no
+			// timer is left to fire, however long the wait.
+			clk.WaitTimers(t, 0)
+			clk.Advance(tt.wait)
 			if tt.decide {
-				// Twice the turn timeout, waiting for a person.
-				time.Sleep(2 * turnLimit)
 				h.say("allow")
 			}
 			h.expect(`^\[main\] ! approval ` + id + `: ` + tt.outcome)

@@ -36,13 +36,29 @@ type view struct {
 	// some approval requests (ExitPlanMode) carry an empty input.
 	toolInputs map[string]json.RawMessage
 
-	tickC  <-chan time.Time
-	ticker *time.Ticker
+	// ticker starts the refresh of running tools' time (tick) while a
+	// tool runs; tickC delivers it, stopTick ends it.
+	ticker   tickerFunc
+	tickC    <-chan time.Time
+	stopTick func()
 }
+
+// tickerFunc starts a refresh every d: the channel its ticks come on and
+// how to stop them. A test hands one it ticks itself.
+type tickerFunc func(d time.Duration) (<-chan time.Time, func())
+
+// realTicker is a time.Ticker.
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// tickEvery is how often the running tools' time is refreshed.
+const tickEvery = 5 * time.Second
 
 func newView(d deps) view {
 	return view{
-		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, tag: d.tag, now: d.now, first: d.first,
+		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, tag: d.tag, now: d.now, first: d.first, ticker: d.ticker,
 		tools:      make(map[string]*toolLine),
 		toolInputs: make(map[string]json.RawMessage),
 	}
@@ -178,16 +194,18 @@ func (v *view) setStatus(status string) {
 }
 
 func (v *view) startTicker() {
-	if v.ticker == nil {
-		v.ticker = time.NewTicker(5 * time.Second)
-		v.tickC = v.ticker.C
+	if v.stopTick == nil {
+		if v.ticker == nil {
+			v.ticker = realTicker
+		}
+		v.tickC, v.stopTick = v.ticker(tickEvery)
 	}
 }
 
 func (v *view) stopTicker() {
-	if v.ticker != nil {
-		v.ticker.Stop()
-		v.ticker, v.tickC = nil, nil
+	if v.stopTick != nil {
+		v.stopTick()
+		v.tickC, v.stopTick = nil, nil
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
 )
@@ -247,7 +248,7 @@ func TestWorktreeStaleCleaned(t *testing.T) {
 	}
 	// Its conversation cannot be resumed in another worktree: the CLI's
 	// home for it goes too (a scheduled run's thread would leave one).
-	waitFor(t, "the thread's CLI home removed", func() bool { _, err := os.Stat(home); return os.IsNotExist(err) })
+	testkit.WaitFor(t, waitTimeout, "the thread's CLI home removed", func() bool { _, err := os.Stat(home); return os.IsNotExist(err) })
 }
 
 // TestScheduledRunPushes: a schedule added with --push commits and pushes
