@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -116,13 +117,11 @@ func (b *botProc) expect(pattern string) []string {
 // waitLog waits until the bot has logged a line containing msg.
 func (b *botProc) waitLog(msg string) {
 	b.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !slices.ContainsFunc(b.logLines(), func(l string) bool { return strings.Contains(l, msg) }) {
-		if time.Now().After(deadline) {
-			b.t.Fatalf("the bot did not log %q; log:\n%s", msg, strings.Join(b.logLines(), "\n"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForf(b.t, testkit.Long, func() bool {
+		return slices.ContainsFunc(b.logLines(), func(l string) bool { return strings.Contains(l, msg) })
+	}, func() string {
+		return fmt.Sprintf("the bot did not log %q; log:\n%s", msg, strings.Join(b.logLines(), "\n"))
+	})
 }
 
 // endInput closes the bot's input and waits, within d, for the bot to
@@ -222,15 +221,11 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 
 	// The bot could not stop its claude itself; the session's keeper ends
 	// it and its tools once the bot is gone (claudeproc/keeper.go).
-	deadline := time.Now().Add(60 * time.Second)
-	for len(processesWithEnv("HOME="+home)) > 0 {
-		if time.Now().After(deadline) {
-			for _, pid := range processesWithEnv("HOME=" + home) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-			t.Fatal("the orphaned claude did not exit after its bot died")
+	if !testkit.Until(testkit.Long, func() bool { return len(processesWithEnv("HOME="+home)) == 0 }) {
+		for _, pid := range processesWithEnv("HOME=" + home) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		time.Sleep(100 * time.Millisecond)
+		t.Fatal("the orphaned claude did not exit after its bot died")
 	}
 
 	b2 := startBotProc(t, env)

@@ -170,17 +170,16 @@ func TestLimitsBinary(t *testing.T) {
 // home.
 func claudeArgs(t *testing.T, home string) []string {
 	t.Helper()
-	deadline := time.Now().Add(testkit.Long)
-	for {
+	var args []string
+	testkit.WaitFor(t, testkit.Long, "a claude process", func() bool {
 		for _, pid := range processesWithEnv("HOME=" + home) {
 			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 			if err == nil && strings.Contains(string(b), "stream-json") {
-				return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+				args = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no claude process found")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return false
+	})
+	return args
 }

@@ -165,8 +165,5 @@ func checkKill9LeavesNoLock(t *testing.T, first *botProc, lockFile, home string,
 	}
 	// That claude is ended by its keeper; wait, so that the next bot does
 	// not meet it on the session.
-	deadline := time.Now().Add(60 * time.Second)
-	for len(processesWithEnv("HOME="+home)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Until(testkit.Long, func() bool { return len(processesWithEnv("HOME="+home)) == 0 })
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -198,11 +197,9 @@ func oneTerminal(t *testing.T) outputs {
 // may hand over its last bytes after the process exited).
 func waitOutput(t *testing.T, got func() string, s string) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(got(), s); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the output lacks %q:\n%s", s, got())
-		}
-	}
+	testkit.WaitForf(t, testkit.Long, func() bool { return strings.Contains(got(), s) }, func() string {
+		return fmt.Sprintf("the output lacks %q:\n%s", s, got())
+	})
 }
 
 // TestSameTerminal: which outputs count as one terminal.

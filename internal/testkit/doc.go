@@ -6,7 +6,7 @@
 // API (CLIEnv).
 //
 // Files: clock.go (Clock: standing or running, its timers fired by
-// Advance, WaitTimers), wait.go (WaitFor, WaitForf), output.go (Output:
+// Advance, WaitTimers), wait.go (WaitFor, WaitForf, Until), output.go (Output:
 // Lines, Expect, WaitMatch), said.go (CheckSaid), golden.go (Golden and
 // the -update flag), env.go (CLIEnv).
 //

@@ -17,13 +17,22 @@ func WaitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 // WaitForf is WaitFor that fails saying what describe returns then.
 func WaitForf(t testing.TB, timeout time.Duration, cond func() bool, describe func() string) {
 	t.Helper()
+	if !Until(timeout, cond) {
+		t.Fatalf("after %s: %s", timeout, describe())
+	}
+}
+
+// Until polls cond as WaitFor does and says whether it held within
+// timeout, for a caller that has more to do when it did not.
+func Until(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
 	pause := time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, describe())
+			return false
 		}
 		time.Sleep(pause)
 		pause = min(2*pause, 50*time.Millisecond)
 	}
+	return true
 }
