@@ -82,6 +82,9 @@ func TestUndecryptableMessageIsReportedOnce(t *testing.T) {
 	h.mallory.SendRaw(room, event.EventEncrypted, bogus)
 	// mautrix waits ~25 s for the key to arrive before it gives up.
 	h.waitBot(room, first, `could not decrypt a message from @mallory`)
+	// Nothing announces that the second is not reported: it was sent with
+	// the first and is given up at about the same time, so a report of it
+	// would come within this pause.
 	time.Sleep(2 * time.Second)
 	var n int
 	for _, e := range h.alice.Events(room) {

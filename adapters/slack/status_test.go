@@ -1,11 +1,12 @@
 package slack_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/claudeops/claudeops/internal/fakeslack"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 const setStatus = "assistant.threads.setStatus"
@@ -19,13 +20,9 @@ func TestStatusDoesNotHoldThePrompt(t *testing.T) {
 	hold := h.fs.Hold(setStatus)
 	ts := h.fs.Post(alice, general, mention+"hello while slack is slow")
 
-	deadline := time.Now().Add(wait)
-	for !h.asked("hello while slack is slow") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the prompt never reached the model API; setStatus calls waiting: %d", hold.Waiting())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForf(t, wait, func() bool { return h.asked("hello while slack is slow") }, func() string {
+		return fmt.Sprintf("the prompt never reached the model API; setStatus calls waiting: %d", hold.Waiting())
+	})
 	// The order that matters: the status call was made and is still
 	// unanswered when the model has the prompt.
 	if !h.fs.WaitFor(wait, func() bool { return hold.Arrived() > 0 }) {

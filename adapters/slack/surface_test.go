@@ -97,6 +97,8 @@ func TestSurface(t *testing.T) {
 		if err := h.fs.EditMessage(alice, general, ts, mention+"edited"); err != nil {
 			t.Fatal(err)
 		}
+		// Nothing happens, and nothing announces that: a turn the edit
+		// wrongly started would reach the model within this pause.
 		time.Sleep(500 * time.Millisecond)
 		if n := len(h.api.Requests()); n != before {
 			t.Errorf("an edit started a turn")
