@@ -3,8 +3,8 @@ package claudeproc
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+var update = testkit.Update
 
 const fixtureDir = "testdata/cli-2.1.330"
 

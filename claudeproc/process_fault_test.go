@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/claudeops/claudeops/internal/testkit"
 	"os"
 	"strings"
 	"syscall"
@@ -180,13 +181,9 @@ func processGone(pid int) bool {
 // not our child, so there is nothing to wait on.
 func waitGone(t *testing.T, pid int, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still alive %s after the fake ended", pid, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitForf(t, timeout, func() bool { return processGone(pid) }, func() string {
+		return fmt.Sprintf("process %d still alive after the fake ended", pid)
+	})
 }
 
 // killSleepAtEnd kills pid when the test ends if it is still the `sleep`

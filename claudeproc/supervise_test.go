@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // fakeBotEnv selects the fake bot and its mode.
@@ -237,17 +238,9 @@ func markedProcesses(mark string) []int {
 // waitNoneMarked waits until no process carries the mark.
 func waitNoneMarked(t *testing.T, mark string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		left := markedProcesses(mark)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes of the session outlived the bot by %s: %v", timeout, describePids(left))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.WaitForf(t, timeout, func() bool { return len(markedProcesses(mark)) == 0 }, func() string {
+		return fmt.Sprintf("processes of the session outlived the bot: %v", describePids(markedProcesses(mark)))
+	})
 }
 
 func describePids(pids []int) []string {
@@ -293,13 +286,9 @@ func TestSessionDiesWithBot(t *testing.T) {
 			t.Fatalf("leader %d gone %v, tools %v, keeper %d", fb.leader, processGone(fb.leader), fb.tools, fb.keeper)
 		}
 		fb.kill(t)
-		deadline := time.Now().Add(gone)
-		for !stopped(fb.leader) { // the parent-death signal
-			if time.Now().After(deadline) {
-				t.Fatalf("the CLI was not stopped when its bot died: %v", describePids([]int{fb.leader}))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.WaitForf(t, gone, func() bool { return stopped(fb.leader) }, func() string { // the parent-death signal
+			return fmt.Sprintf("the CLI was not stopped when its bot died: %v", describePids([]int{fb.leader}))
+		})
 		time.Sleep(afterThreadExit)
 		if slices.ContainsFunc(fb.tools, processGone) {
 			t.Fatal("a tool died with the bot without a keeper: the keeper case proves nothing")

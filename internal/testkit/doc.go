@@ -7,8 +7,8 @@
 //
 // Files: clock.go (Clock: standing or running, its timers fired by
 // Advance, WaitTimers), wait.go (WaitFor, WaitForf, Until), output.go (Output:
-// Lines, Expect, WaitMatch), said.go (CheckSaid), golden.go (Golden and
-// the -update flag), env.go (CLIEnv).
+// Lines, Expect, WaitMatch), said.go (CheckSaid), golden.go (Golden, and
+// Update, the -update flag), env.go (CLIEnv).
 //
 // Tests only: no production package imports it. Its waits are bounded by
 // what the caller names; Long is the bound for waits on the real CLI,

@@ -7,15 +7,16 @@ import (
 	"testing"
 )
 
-// update is the flag of every test binary that checks golden files
-// through Golden: go test -update rewrites them.
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+// Update is the -update flag of every test binary that imports testkit:
+// go test -update rewrites the golden files, through Golden or a
+// package's own check (such a package reads this flag, and defines none).
+var Update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // Golden compares got with the golden file at path; under -update it
 // rewrites the file instead, so a deliberate change is one command away.
 func Golden(t testing.TB, path, got string) {
 	t.Helper()
-	if *update {
+	if *Update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
