@@ -8,8 +8,17 @@ import (
 )
 
 // Adapter is one chat platform as the bot sees it. Every method is safe for
-// concurrent use, may block on the platform's rate limits until ctx ends,
-// and returns an error that says what was being done when it fails. The bot
+// concurrent use and no method waits on the platform, Ask excepted: Post,
+// Edit and UpdatePrompt (and Statuser's SetStatus) queue the call and
+// return, so that a thread's worker goes on reading claude and its mailbox
+// whatever the platform does (its round trips, its rate limits, a 429).
+// The calls of one thread are made in the order they were asked; what
+// queues behind a call the platform holds may collapse to the latest
+// content, never lose a final state. Ask waits for its turn in the thread
+// and the platform's answer, until ctx ends. adapters/outbox's Mailroom
+// keeps this contract for an adapter whose calls wait; an Immediate
+// adapter keeps it by never waiting. An error says what was being done
+// when it failed (a queued call's failure is the adapter's to log). The bot
 // owns policy: an adapter decides nothing about who may do what, and shows
 // what it is given without trusting it (text is escaped for its platform,
 // links and mentions of untrusted text never become live).
@@ -31,9 +40,12 @@ type Adapter interface {
 	//     unchecked: the bot decides whether that person may make it.
 	Run(ctx context.Context, deliver func(context.Context, Event) error) error
 
-	// Post sends a message into a thread and returns its ref for Edit.
-	// Messages posted into one thread appear in the order Post was called.
-	// A text too long for one platform message is split, never cut.
+	// Post sends a message into a thread and returns its ref for Edit,
+	// at once: a queued post's ref is provisional (the adapter swaps it
+	// for the platform's when the post is made, and an Edit of it is
+	// made after the post). Messages posted into one thread appear in the
+	// order Post was called. A text too long for one platform message is
+	// split, never cut.
 	Post(ctx context.Context, t ThreadRef, m Message) (MessageRef, error)
 
 	// Edit replaces a message the bot posted. Edits of a live message may
@@ -55,9 +67,9 @@ type Adapter interface {
 }
 
 // Immediate is optional: an adapter whose calls never wait on a remote
-// platform (the console writes to a terminal) says so, and the bot calls
-// it directly rather than through a courier that queues and coalesces, so
-// its transcript shows every edit as it was made.
+// platform (the console writes to a terminal) says so: it keeps no
+// mailroom that queues and coalesces, so its transcript shows every edit
+// as it was made, and a turn's first text is timed as it is handed over.
 type Immediate interface {
 	Immediate()
 }

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/adapters/outbox"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
 )
@@ -65,6 +66,18 @@ func (a *benchAdapter) UpdatePrompt(context.Context, adapters.MessageRef, adapte
 
 var _ adapters.Adapter = (*benchAdapter)(nil)
 
+// benchOutbox is the benchAdapter behind a mailroom, as the Slack and
+// Matrix adapters are: the worker's calls queue and return, and the
+// benchAdapter sees what the lanes made of them.
+type benchOutbox struct{ *outbox.Mailroom }
+
+func (benchOutbox) Name() string { return "bench" }
+
+func (benchOutbox) Run(ctx context.Context, _ func(context.Context, adapters.Event) error) error {
+	<-ctx.Done()
+	return nil
+}
+
 // benchDeltas are text_delta pieces of the size the CLI streams (a few
 // tokens, ~40 bytes), all different.
 var benchDeltas = func() []string {
@@ -111,7 +124,7 @@ func benchBot(b *testing.B, cfg Config) (*Bot, *benchAdapter) {
 	}
 	bt := New(cfg, st)
 	ad := &benchAdapter{}
-	bt.AddAdapter(ad)
+	bt.AddAdapter(benchOutbox{outbox.NewMailroom(ad, nil)})
 	b.Cleanup(func() {
 		bt.shutdown()
 		_ = st.Close()
@@ -131,11 +144,11 @@ func benchLiveWorker(b *testing.B) (*worker, *benchAdapter) {
 }
 
 // BenchmarkStreamedDelta is the bot's cost of one text_delta of a live turn:
-// worker.handleProc → onStream → flush → the courier's Edit (which queues
+// worker.handleProc → onStream → flush → the mailroom's Edit (which queues
 // it; the platform's own editor coalesces and paces, so the bot does not).
 // One op is one delta (~40 bytes). It does not include decoding the line
 // (claudeproc's BenchmarkReaderSmallStreamEvents) nor the platform's edit;
-// edits/op counts what reached the adapter after the courier collapsed
+// edits/op counts what reached the adapter after the mailroom collapsed
 // the edits that queued behind one another.
 //
 // turn=200deltas: a turn ends (final flush) every 200 deltas and a new one

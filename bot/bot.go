@@ -13,7 +13,6 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/outbox"
 	"github.com/claudeops/claudeops/approvals"
-	"github.com/claudeops/claudeops/bot/courier"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/store"
@@ -34,7 +33,6 @@ type Bot struct {
 
 	adaptersMu sync.RWMutex
 	adapters   map[string]adapters.Adapter
-	couriers   map[string]*courier.Courier // one per adapter: what threads post goes through it
 
 	mu      sync.Mutex
 	workers map[adapters.ThreadKey]*worker
@@ -67,7 +65,6 @@ func New(cfg Config, st *store.Store) *Bot {
 		ticker:   realTicker,
 		now:      cfg.Now,
 		adapters: make(map[string]adapters.Adapter),
-		couriers: make(map[string]*courier.Courier),
 		workers:  make(map[adapters.ThreadKey]*worker),
 		idle:     make(chan struct{}, 1),
 		refused:  outbox.NewRegistry[string, struct{}](4096, time.Hour, cfg.Now),
@@ -87,41 +84,24 @@ func New(cfg Config, st *store.Store) *Bot {
 	return b
 }
 
-// AddAdapter registers an adapter: the bot posts through it. Its Run is the
-// caller's to start, with Deliver.
+// AddAdapter registers an adapter: the bot posts through it, and its
+// calls do not wait on the platform (adapters.Adapter's contract). Its Run
+// is the caller's to start, with Deliver.
 func (b *Bot) AddAdapter(a adapters.Adapter) {
 	b.adaptersMu.Lock()
 	defer b.adaptersMu.Unlock()
 	b.adapters[a.Name()] = a
-	if _, ok := a.(adapters.Immediate); !ok {
-		c := courier.New(a, b.log.With("platform", a.Name()))
-		c.OnPosted(b.first.posted)
-		b.couriers[a.Name()] = c
+	if pt, ok := a.(postTracker); ok {
+		pt.OnPosted(b.first.posted)
 	}
 }
 
-// adapter is the platform's adapter itself: for its optional interfaces
-// and for calls made outside any thread's worker.
+// adapter is the platform's adapter (nil when it has none): what a
+// thread's worker posts through, and what calls outside any worker use.
 func (b *Bot) adapter(platform string) adapters.Adapter {
 	b.adaptersMu.RLock()
 	defer b.adaptersMu.RUnlock()
 	return b.adapters[platform]
-}
-
-// outbound is what a thread's worker posts through: the platform's
-// courier, so that no platform call sits between a message arriving and
-// its prompt reaching claude; an Immediate adapter itself. nil when the
-// platform has no adapter.
-func (b *Bot) outbound(platform string) adapters.Adapter {
-	b.adaptersMu.RLock()
-	defer b.adaptersMu.RUnlock()
-	if c := b.couriers[platform]; c != nil {
-		return c
-	}
-	if a := b.adapters[platform]; a != nil {
-		return a
-	}
-	return nil
 }
 
 // Run drives timers (approval expiry) until ctx ends, then shuts down: no new
@@ -164,8 +144,12 @@ func (b *Bot) shutdown() {
 	defer cancel()
 	b.adaptersMu.RLock()
 	defer b.adaptersMu.RUnlock()
-	for name, c := range b.couriers {
-		if err := c.Close(ctx); err != nil {
+	for name, a := range b.adapters {
+		q, ok := a.(queuer)
+		if !ok {
+			continue
+		}
+		if err := q.Drain(ctx); err != nil {
 			b.log.Warn("messages left unsent at shutdown", "platform", name, "err", err)
 		}
 	}
@@ -198,8 +182,8 @@ func (b *Bot) allIdle() bool {
 	b.mu.Unlock()
 	b.adaptersMu.RLock()
 	defer b.adaptersMu.RUnlock()
-	for _, c := range b.couriers {
-		if !c.Idle() {
+	for _, a := range b.adapters {
+		if q, ok := a.(queuer); ok && !q.Idle() {
 			return false
 		}
 	}
@@ -358,8 +342,8 @@ func (b *Bot) workerDone(w *worker) bool {
 		return false
 	}
 	delete(b.workers, w.key)
-	if c, ok := w.ad.(*courier.Courier); ok {
-		c.Forget(w.ref)
+	if q, ok := w.ad.(queuer); ok {
+		q.Forget(w.ref)
 	}
 	return true
 }

@@ -19,12 +19,9 @@ import (
 type deps struct {
 	ref adapters.ThreadRef
 	key adapters.ThreadKey
-	// ad posts into the thread through the platform's courier: it never
-	// waits on the platform (bot/courier). opt is the adapter itself, for
-	// its optional interfaces (Teller; Statuser where no courier stands
-	// between).
+	// ad is the thread's platform: its calls never wait on the platform
+	// (Ask excepted), and its optional interfaces are asked of it.
 	ad  adapters.Adapter
-	opt adapters.Adapter
 	log *slog.Logger
 	// tag names the running turn in log's lines (turnlog.go).
 	tag   *turnTag
@@ -43,7 +40,7 @@ type deps struct {
 func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	tag := new(turnTag)
 	return deps{
-		ref: ref, key: ref.Key(), ad: b.outbound(ref.Platform), opt: b.adapter(ref.Platform), log: withTurn(b.log.With("thread", ref.Key()), tag),
+		ref: ref, key: ref.Key(), ad: b.adapter(ref.Platform), log: withTurn(b.log.With("thread", ref.Key()), tag),
 		tag: tag, now: b.now, ticker: b.ticker, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg, first: b.first,
 	}
 }
@@ -63,7 +60,7 @@ func (d deps) tell(ctx context.Context, u adapters.User, text string) {
 	if d.ad == nil {
 		return
 	}
-	if tl, ok := d.opt.(adapters.Teller); ok {
+	if tl, ok := d.ad.(adapters.Teller); ok {
 		if err := tl.Tell(ctx, d.ref, u, text); err == nil {
 			return
 		}

@@ -121,8 +121,10 @@
 //     least recently used first, the rest waiting in a FIFO queue.
 //   - quota.go: the per-user thread quotas.
 //   - view.go, tools.go: the turn's view, text and tool lines as
-//     platform-neutral messages, posted through the thread's courier lane
-//     (bot/courier), so that the worker never waits on a platform.
+//     platform-neutral messages, posted through the thread's adapter,
+//     whose calls never wait on the platform (the Slack and Matrix
+//     adapters queue them in adapters/outbox's mailroom; mailroom.go: what
+//     the bot asks of one).
 //   - firsttext.go: when each turn's first text reached the platform, for
 //     the metrics (observe.go: the Observer, told what sessions do).
 //   - turnlog.go: the running turn's record id on the thread's log lines.

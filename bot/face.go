@@ -58,7 +58,7 @@ func (f *face) RefuseChange(ctx context.Context, u adapters.User, what string) {
 }
 
 func (f *face) Notify(ctx context.Context, u adapters.User, text string) error {
-	n, ok := f.w.opt.(adapters.Notifier)
+	n, ok := f.w.ad.(adapters.Notifier)
 	if !ok {
 		return thread.ErrNoNotifier
 	}
@@ -66,13 +66,10 @@ func (f *face) Notify(ctx context.Context, u adapters.User, text string) error {
 	return err
 }
 
-// PostFile posts through the thread's courier lane, after what the thread
-// was shown before.
+// PostFile posts after what the thread was shown before (the adapter's
+// mailroom keeps the order).
 func (f *face) PostFile(ctx context.Context, file adapters.OutFile) error {
 	w := f.w
-	if _, ok := w.opt.(adapters.FilePoster); !ok {
-		return fmt.Errorf("%s cannot post files", w.ref.Platform)
-	}
 	fp, ok := w.ad.(adapters.FilePoster)
 	if !ok {
 		return fmt.Errorf("%s cannot post files", w.ref.Platform)

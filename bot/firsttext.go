@@ -5,19 +5,19 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
-	"github.com/claudeops/claudeops/bot/courier"
 )
 
 // firstTexts times the first text of each turn a person asked for, up to
 // the moment the platform has it: at once for an Immediate adapter (the
-// console writes it as it is handed over), else when the thread's courier
-// has made the post, after whatever pacing or 429 held it (courier.OnPosted).
+// console writes it as it is handed over), else when the adapter's
+// mailroom has made the post, after whatever pacing or 429 held it
+// (postTracker, mailroom.go).
 type firstTexts struct {
 	obs Observer
 	now func() time.Time
 
 	mu sync.Mutex
-	// waiting: the first texts handed to a courier and not posted yet,
+	// waiting: the first texts handed to a mailroom and not posted yet,
 	// by platform and provisional id, with when their person asked. A
 	// post that never lands leaves its entry; at most maxWaitingTexts are
 	// kept.
@@ -33,9 +33,9 @@ func newFirstTexts(obs Observer, now func() time.Time) *firstTexts {
 func waitingKey(platform, id string) string { return platform + "\x00" + id }
 
 // handed: the turn's first text went to the adapter as ref; asked is when
-// the person's message reached the bot; c is the courier that carries it
-// (nil: the adapter took it at once).
-func (f *firstTexts) handed(ref adapters.MessageRef, asked time.Time, c *courier.Courier) {
+// the person's message reached the bot; c is the adapter's mailroom that
+// carries it (nil: the adapter took it at once).
+func (f *firstTexts) handed(ref adapters.MessageRef, asked time.Time, c postTracker) {
 	if c == nil {
 		f.obs.FirstText(f.now().Sub(asked))
 		return
@@ -52,7 +52,7 @@ func (f *firstTexts) handed(ref adapters.MessageRef, asked time.Time, c *courier
 	}
 }
 
-// posted: a courier made the post it handed out as id in t.
+// posted: a mailroom made the post it handed out as id in t.
 func (f *firstTexts) posted(t adapters.ThreadRef, id string) {
 	k := waitingKey(t.Platform, id)
 	f.mu.Lock()

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
-	"github.com/claudeops/claudeops/bot/courier"
+	"github.com/claudeops/claudeops/adapters/outbox"
 )
 
 // gatedPlatform takes each post when gate lets it.
@@ -31,7 +31,7 @@ func (p *gatedPlatform) UpdatePrompt(context.Context, adapters.MessageRef, adapt
 	return nil
 }
 
-// TestFirstTextTimedToThePost: a first text carried by a courier is told
+// TestFirstTextTimedToThePost: a first text carried by a mailroom is told
 // once the platform has it, not when it is handed over, and once, whether
 // the post lands after it was noted or before.
 func TestFirstTextTimedToThePost(t *testing.T) {
@@ -40,7 +40,7 @@ func TestFirstTextTimedToThePost(t *testing.T) {
 		obs := newCountingObserver()
 		f := newFirstTexts(obs, time.Now)
 		p := &gatedPlatform{gate: make(chan struct{})}
-		c := courier.New(p, nil)
+		c := outbox.NewMailroom(p, nil)
 		c.OnPosted(f.posted)
 		asked := time.Now()
 		ref, err := c.Post(context.Background(), thread, adapters.Message{Kind: adapters.KindText, Text: "first words"})

@@ -61,19 +61,17 @@ const maxSendFile = 100 << 20
 // must never wait on a platform.
 func (w *worker) mcpEnv(ctx context.Context) mcptools.Env {
 	env := mcptools.Env{Dir: w.cwd(ctx)}
-	ref, ad := w.ref, w.ad
-	if fp, ok := w.opt.(adapters.FilePoster); ok {
-		if post, ok := ad.(adapters.FilePoster); ok {
-			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			env.MaxFile = min(fp.MaxFileBytes(lctx), maxSendFile)
-			cancel()
-			env.Post = func(ctx context.Context, f adapters.OutFile) error {
-				_, err := post.PostFile(ctx, ref, f)
-				return err
-			}
+	ref := w.ref
+	if fp, ok := w.ad.(adapters.FilePoster); ok {
+		lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		env.MaxFile = min(fp.MaxFileBytes(lctx), maxSendFile)
+		cancel()
+		env.Post = func(ctx context.Context, f adapters.OutFile) error {
+			_, err := fp.PostFile(ctx, ref, f)
+			return err
 		}
 	}
-	if tr, ok := w.opt.(adapters.ThreadReader); ok {
+	if tr, ok := w.ad.(adapters.ThreadReader); ok {
 		env.Read = func(ctx context.Context, limit int) ([]adapters.Said, error) {
 			return tr.ReadThread(ctx, ref, limit)
 		}

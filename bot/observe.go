@@ -5,7 +5,6 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
-	"github.com/claudeops/claudeops/bot/courier"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -128,7 +127,7 @@ func (v *view) asked(at time.Time) {
 // the platform has it (firsttext.go), once.
 func (v *view) textShown(ref adapters.MessageRef) {
 	if t := v.turn; t != nil && !t.asked.IsZero() {
-		c, _ := v.ad.(*courier.Courier)
+		c, _ := v.ad.(postTracker)
 		v.first.handed(ref, t.asked, c)
 		t.asked = time.Time{}
 	}

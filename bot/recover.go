@@ -121,10 +121,13 @@ func (b *Bot) tellInterrupted(ctx context.Context) error {
 			b.log.Info("interrupted turn not told: its platform does not run now", "thread", key)
 			continue
 		}
-		// The adapter itself, not the thread's courier: only a post that
-		// was made counts as telling the thread.
+		// Only a post that was made counts as telling the thread: a
+		// mailroom's provisional ref is waited for.
 		pctx, cancel := context.WithTimeout(ctx, noticeTimeout)
-		_, err := ad.Post(pctx, ref, adapters.Message{Kind: adapters.KindNotice, Text: interruptedText(turns), Error: true})
+		posted, err := ad.Post(pctx, ref, adapters.Message{Kind: adapters.KindNotice, Text: interruptedText(turns), Error: true})
+		if aw, ok := ad.(awaiter); ok && err == nil {
+			err = aw.Await(pctx, posted)
+		}
 		cancel()
 		if err != nil {
 			b.log.Warn("tell a thread its turn was interrupted (again at the next start)", "thread", key, "err", err)

@@ -16,8 +16,7 @@ import (
 // footers, posted and edited through the adapter. It holds no store and no
 // process: the worker hands it the CLI's events and records the turns.
 type view struct {
-	ad  adapters.Adapter // through the courier: never waits on the platform
-	opt adapters.Adapter // the adapter itself, for Statuser where no courier stands between
+	ad  adapters.Adapter // never waits on the platform (Ask excepted)
 	ref adapters.ThreadRef
 	log *slog.Logger
 	tag *turnTag // set while the turn has a record (onInit)
@@ -58,7 +57,7 @@ const tickEvery = 5 * time.Second
 
 func newView(d deps) view {
 	return view{
-		ad: d.ad, opt: d.opt, ref: d.ref, log: d.log, tag: d.tag, now: d.now, first: d.first, ticker: d.ticker,
+		ad: d.ad, ref: d.ref, log: d.log, tag: d.tag, now: d.now, first: d.first, ticker: d.ticker,
 		tools:      make(map[string]*toolLine),
 		toolInputs: make(map[string]json.RawMessage),
 	}
@@ -179,14 +178,9 @@ func (v *view) end() {
 }
 
 // setStatus shows (or, empty, clears) the platform's "working" indicator,
-// in order with the thread's messages (through the courier, when there is
-// one).
+// in order with the thread's messages (the adapter's mailroom keeps it so).
 func (v *view) setStatus(status string) {
-	st, ok := v.ad.(adapters.Statuser)
-	if !ok {
-		st, ok = v.opt.(adapters.Statuser)
-	}
-	if ok {
+	if st, ok := v.ad.(adapters.Statuser); ok {
 		if err := st.SetStatus(context.Background(), v.ref, status); err != nil {
 			v.log.Debug("set status", "err", err)
 		}

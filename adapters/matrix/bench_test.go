@@ -102,14 +102,14 @@ func BenchmarkMatrixFinalTextVisible(b *testing.B) {
 	ctx := context.Background()
 	var total time.Duration
 	for i := 0; b.Loop(); i++ {
-		ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+		ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, more", i)})
+		_ = s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, more", i)})
 		final := fmt.Sprintf("answer %d, whole and final", i)
 		start := time.Now()
-		if err := s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: final, Final: true}); err != nil {
+		if err := s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: final, Final: true}); err != nil {
 			b.Fatal(err)
 		}
 		if !s.alice.WaitFor(wait, func() bool { return s.message(s.alice, th, ref.ID).Body == final }) {

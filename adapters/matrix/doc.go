@@ -29,6 +29,9 @@
 //     (the crypto store beside the database), and without it the room told
 //     it cannot be read; trust.go: what did not arrive encrypted from a
 //     session its sender verified is marked (Event.Unverified).
+//   - mailroom.go: the adapter's calls queue in adapters/outbox's
+//     mailroom (embedded), which makes them in each thread's order with
+//     direct's, the calls that wait on the homeserver.
 //   - post.go: m.notice posts and m.replace edits through the outbox
 //     editor; render.go: Markdown to HTML; sanitize.go: formatted_body
 //     through an allowlist sanitizer; typing.go: the typing notice as

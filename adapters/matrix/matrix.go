@@ -64,6 +64,11 @@ type Config struct {
 
 // Adapter is the Matrix adapter. Create it with New, then Run it.
 type Adapter struct {
+	// mailroom carries the bot's calls to Matrix: Post, Edit, UpdatePrompt
+	// and SetStatus queue and return, Ask and PostFile wait their turn
+	// (outbox.Mailroom). Its methods are the adapter's; the calls it
+	// makes are direct's, which wait on the platform.
+	*mailroom
 	cfg Config
 	log *slog.Logger
 	cli *mautrix.Client
@@ -165,16 +170,19 @@ func New(cfg Config) (*Adapter, error) {
 	a.cur = &cursor{state: cfg.State, account: cfg.UserID, now: cfg.Now}
 	cli.Store = a.cur
 	a.ed = newEditor(a)
+	a.mailroom = outbox.NewMailroom((*direct)(a), a.log)
 	return a, nil
 }
 
 // Name implements adapters.Adapter.
 func (a *Adapter) Name() string { return Platform }
 
-// Close sends the edits still pending (for at most 30 s), clears the
+// Close makes what the bot queued, sends the edits still pending (each
+// for at most 30 s), clears the
 // typing notices it showed, and closes the crypto store. Call it after the
 // bot has shut down.
 func (a *Adapter) Close() {
+	a.mailroom.CloseWithin(closeDrain)
 	a.closeOnce.Do(func() {
 		a.mu.Lock() // SetStatus starts no typer after this
 		close(a.closing)

@@ -67,7 +67,7 @@ func TestAPIObserverOnDendrite(t *testing.T) {
 	room := s.room(s.alice, false)
 	th := s.thread(room)
 	s.until(func(ev adapters.Event) bool { return ev.Message != nil })
-	if _, err := s.ad.Post(t.Context(), th, adapters.Message{Kind: adapters.KindNotice, Text: "after a 429"}); err != nil {
+	if _, err := s.ad.Direct().Post(t.Context(), th, adapters.Message{Kind: adapters.KindNotice, Text: "after a 429"}); err != nil {
 		t.Fatal(err)
 	}
 	if n := obs.get("matrix rooms.send rate_limited"); n != 1 {

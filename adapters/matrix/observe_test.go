@@ -71,7 +71,7 @@ func TestAPIObserverSeesRateLimit(t *testing.T) {
 	obs := &recordingObserver{}
 	a.SetAPIObserver(obs)
 	thread := adapters.ThreadRef{Platform: Platform, Channel: "!room:example.org", Thread: "$root"}
-	if _, err := a.Post(t.Context(), thread, adapters.Message{Kind: adapters.KindNotice, Text: "hello"}); err != nil {
+	if _, err := a.Direct().Post(t.Context(), thread, adapters.Message{Kind: adapters.KindNotice, Text: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	calls, waits := obs.snapshot()

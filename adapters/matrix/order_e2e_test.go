@@ -50,31 +50,31 @@ func TestFinalEditsLandBeforeTheFooter(t *testing.T) {
 	ctx := context.Background()
 
 	tool := &adapters.Tool{Name: "Bash", Input: "make test", State: adapters.ToolRunning}
-	toolRef, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindTool, Tool: tool})
+	toolRef, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindTool, Tool: tool})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tool.Elapsed = time.Second
-	must(t, s.ad.Edit(ctx, toolRef, adapters.Message{Kind: adapters.KindTool, Tool: tool})) // the first edit goes at once
+	must(t, s.ad.Direct().Edit(ctx, toolRef, adapters.Message{Kind: adapters.KindTool, Tool: tool})) // the first edit goes at once
 	statusID := s.botEventWith(room, id.EventID(th.Thread), "**Bash**")
 	s.waitEdit(room, statusID, "· 1s") // so the next edit of the line is paced
 	tool.State, tool.Elapsed, tool.Preview = adapters.ToolOK, 2*time.Second, "all tests passed"
-	must(t, s.ad.Edit(ctx, toolRef, adapters.Message{Kind: adapters.KindTool, Tool: tool})) // paced: 10 s
+	must(t, s.ad.Direct().Edit(ctx, toolRef, adapters.Message{Kind: adapters.KindTool, Tool: tool})) // paced: 10 s
 
-	ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "first words"})
+	ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "first words"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "first words and then some"}))
+	must(t, s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "first words and then some"}))
 	s.waitEdit(room, id.EventID(ref.ID), "then some")
-	must(t, s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "the whole answer, complete", Final: true}))
+	must(t, s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "the whole answer, complete", Final: true}))
 	// A final edit lands by itself, not only when a footer flushes the
 	// thread: the next text message comes after it.
-	next, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "a second message", Final: true})
+	next, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "a second message", Final: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	footer, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindFooter, Text: "✓ 2.1s · $0.01"})
+	footer, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindFooter, Text: "✓ 2.1s · $0.01"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestThreadFallbackRepliesToTheLatestEvent(t *testing.T) {
 	ctx := context.Background()
 	post := func(text string) id.EventID {
 		t.Helper()
-		ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: text})
+		ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: text})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,12 +153,12 @@ func TestThreadFallbackRepliesToTheLatestEvent(t *testing.T) {
 	said := s.alice.SendText(room, "and another thing", "", root)
 	s.until(func(ev adapters.Event) bool { return ev.ID() == said.String() })
 	third := post("three")
-	if _, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindTool, Tool: &adapters.Tool{Name: "Read", Input: "go.mod"}}); err != nil {
+	if _, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindTool, Tool: &adapters.Tool{Name: "Read", Input: "go.mod"}}); err != nil {
 		t.Fatal(err)
 	}
 	otherRoot := s.thread(room)
 	fourth := post("four")
-	otherFirst, err := s.ad.Post(ctx, otherRoot, adapters.Message{Kind: adapters.KindText, Text: "other thread"})
+	otherFirst, err := s.ad.Direct().Post(ctx, otherRoot, adapters.Message{Kind: adapters.KindText, Text: "other thread"})
 	if err != nil {
 		t.Fatal(err)
 	}

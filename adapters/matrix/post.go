@@ -96,7 +96,8 @@ func (a *Adapter) send(ctx context.Context, room id.RoomID, c any) (id.EventID, 
 }
 
 // Post implements adapters.Adapter.
-func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
+func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
+	a := (*Adapter)(d)
 	if m.Kind == adapters.KindTool {
 		// A long input goes up once, when the tool's line is first posted.
 		file := longInput(m.Tool) && a.uploadInput(ctx, t, m.Tool)
@@ -131,7 +132,8 @@ func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mes
 // edit is urgent: it is sent at once, ignoring the edit interval, and Edit
 // returns once it has landed, so that what the bot posts next (the footer)
 // comes after it.
-func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
+func (d *direct) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
+	a := (*Adapter)(d)
 	if m.Kind == adapters.KindTool {
 		if err := a.editTool(ctx, ref, m.Tool, m.Final); err != nil {
 			return err

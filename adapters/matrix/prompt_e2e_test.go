@@ -70,7 +70,7 @@ func checkLongDetailPrompt(t *testing.T, s *solo, room id.RoomID, encrypted bool
 	th := s.thread(room)
 	p := adapters.Prompt{ID: "p-long", Kind: adapters.PromptApproval, Title: "#1 · Write wants to run", Tool: "Write",
 		Detail: longDetail(), Note: "Prompt #1.", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceAllowFolder, adapters.ChoiceDeny)}
-	ref, err := s.ad.Ask(t.Context(), th, p)
+	ref, err := s.ad.Direct().Ask(t.Context(), th, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +138,10 @@ func TestPromptNotShownWhenUploadFails(t *testing.T) {
 	th := s.thread(room)
 	p := adapters.Prompt{ID: "p-fail", Kind: adapters.PromptApproval, Title: "Write wants to run", Tool: "Write",
 		Detail: longDetail(), Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
-	if _, err := s.ad.Ask(t.Context(), th, p); err == nil {
+	if _, err := s.ad.Direct().Ask(t.Context(), th, p); err == nil {
 		t.Fatal("Ask succeeded without the whole input")
 	}
-	after, err := s.ad.Post(t.Context(), th, adapters.Message{Kind: adapters.KindNotice, Text: "after"})
+	after, err := s.ad.Direct().Post(t.Context(), th, adapters.Message{Kind: adapters.KindNotice, Text: "after"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestOnlyOfferedReactionsCount(t *testing.T) {
 	s := newSolo(t, soloOptions{})
 	room := s.room(s.alice, false)
 	th := s.thread(room)
-	ref, err := s.ad.Ask(t.Context(), th, approval)
+	ref, err := s.ad.Direct().Ask(t.Context(), th, approval)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,18 +191,18 @@ func TestLongToolInputUploadedOnce(t *testing.T) {
 		fmt.Fprintf(&b, "printf 'step %03d of a long script'\n", i)
 	}
 	tool := adapters.Tool{Name: "Bash", Input: b.String() + "echo the end", State: adapters.ToolRunning}
-	ref, err := s.ad.Post(t.Context(), th, adapters.Message{Kind: adapters.KindTool, Tool: &tool})
+	ref, err := s.ad.Direct().Post(t.Context(), th, adapters.Message{Kind: adapters.KindTool, Tool: &tool})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= 3; i++ {
 		tool.Elapsed = time.Duration(i) * time.Second
-		if err := s.ad.Edit(t.Context(), ref, adapters.Message{Kind: adapters.KindTool, Tool: &tool}); err != nil {
+		if err := s.ad.Direct().Edit(t.Context(), ref, adapters.Message{Kind: adapters.KindTool, Tool: &tool}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tool.State, tool.Preview = adapters.ToolOK, "done"
-	if err := s.ad.Edit(t.Context(), ref, adapters.Message{Kind: adapters.KindTool, Tool: &tool}); err != nil {
+	if err := s.ad.Direct().Edit(t.Context(), ref, adapters.Message{Kind: adapters.KindTool, Tool: &tool}); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []dendrite.Message

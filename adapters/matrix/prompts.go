@@ -95,7 +95,8 @@ func (p *promptMsg) voteClick(poll id.EventID, answers []string) (adapters.Click
 // long for the notice goes up whole as a file first; if that fails,
 // nothing is posted and Ask fails (the bot then denies: nobody decides on
 // a part).
-func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+func (d *direct) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+	a := (*Adapter)(d)
 	md, cut := promptView(p)
 	if cut {
 		if err := a.sendFile(ctx, t, adapters.InputFileName(p.Tool), textMime, []byte(p.Detail)); err != nil {
@@ -195,7 +196,8 @@ func (a *Adapter) sendPoll(ctx context.Context, t adapters.ThreadRef, q adapters
 
 // UpdatePrompt implements adapters.Adapter: the prompt is edited to say who
 // decided what; the bot's reactions are withdrawn and its polls ended.
-func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+func (d *direct) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+	a := (*Adapter)(d)
 	room := id.RoomID(ref.Thread.Channel)
 	evID := id.EventID(ref.ID)
 	a.mu.Lock()

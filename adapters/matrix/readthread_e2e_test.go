@@ -55,16 +55,16 @@ func checkReadThread(t *testing.T, encrypted bool) {
 		},
 		"m.relates_to": map[string]any{"rel_type": "m.thread", "event_id": root},
 	})
-	ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "Wor"})
+	ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "Wor"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"Working", "Working on it"} {
-		if err := s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: text}); err != nil {
+		if err := s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: text}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "Working on it: done.", Final: true}); err != nil {
+	if err := s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "Working on it: done.", Final: true}); err != nil {
 		t.Fatal(err)
 	}
 	last := s.alice.SendText(room, "thanks", "", root)

@@ -42,7 +42,8 @@ type uploadLimit struct {
 // (the authenticated media config, else the legacy one), cached for
 // mediaConfigTTL; defaultMaxFileBytes when the server states none. A
 // failed request is not cached: the default stands in until it answers.
-func (a *Adapter) MaxFileBytes(ctx context.Context) int64 {
+func (d *direct) MaxFileBytes(ctx context.Context) int64 {
+	a := (*Adapter)(d)
 	l := &a.upload
 	l.mu.Lock()
 	defer l.mu.Unlock() // one request at a time: the others want its answer
@@ -87,8 +88,9 @@ func (a *Adapter) mediaUploadSize(ctx context.Context) (int64, error) {
 // (fileName); a comment is the file's caption (the body; plain text, no
 // formatted_body), @room made inert; m.mentions is empty. A file over
 // MaxFileBytes is refused before anything is uploaded.
-func (a *Adapter) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters.OutFile) (adapters.MessageRef, error) {
-	if max := a.MaxFileBytes(ctx); int64(len(f.Data)) > max {
+func (d *direct) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters.OutFile) (adapters.MessageRef, error) {
+	a := (*Adapter)(d)
+	if max := d.MaxFileBytes(ctx); int64(len(f.Data)) > max {
 		return adapters.MessageRef{}, fmt.Errorf("matrix: file of %d bytes refused: the homeserver takes at most %d bytes", len(f.Data), max)
 	}
 	name := adapters.FileName(f.Name)

@@ -74,7 +74,7 @@ func checkPostFile(t *testing.T, s *solo, room id.RoomID) (adapters.MessageRef, 
 	t.Helper()
 	th := s.thread(room)
 	ctx := t.Context()
-	before, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "Here it comes.", Final: true})
+	before, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "Here it comes.", Final: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func checkPostFile(t *testing.T, s *solo, room id.RoomID) (adapters.MessageRef, 
 	for i := range data {
 		data[i] = byte(i * 7) // every byte value, NUL and invalid UTF-8 included
 	}
-	ref, err := s.ad.PostFile(ctx, th, adapters.OutFile{Name: hostileName, Data: data, Comment: hostileComment})
+	ref, err := s.ad.Direct().PostFile(ctx, th, adapters.OutFile{Name: hostileName, Data: data, Comment: hostileComment})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,13 +125,13 @@ func TestPostFileOverLimit(t *testing.T) {
 	if n := s.ad.MaxFileBytes(ctx); n != 4096 {
 		t.Errorf("MaxFileBytes = %d, want the homeserver's 4096", n)
 	}
-	if _, err := s.ad.PostFile(ctx, th, adapters.OutFile{Name: "big.bin", Data: make([]byte, 4097)}); err == nil {
+	if _, err := s.ad.Direct().PostFile(ctx, th, adapters.OutFile{Name: "big.bin", Data: make([]byte, 4097)}); err == nil {
 		t.Error("a file over the homeserver's limit was taken")
 	}
 	if n := uploads.Load(); n != 0 {
 		t.Errorf("%d uploads for a refused file", n)
 	}
-	ref, err := s.ad.PostFile(ctx, th, adapters.OutFile{Name: "fits.bin", Data: make([]byte, 4096)})
+	ref, err := s.ad.Direct().PostFile(ctx, th, adapters.OutFile{Name: "fits.bin", Data: make([]byte, 4096)})
 	if err != nil {
 		t.Fatalf("a file at the limit: %v", err)
 	}

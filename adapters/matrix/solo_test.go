@@ -208,14 +208,14 @@ func TestClickFromAnotherRoomIsIgnored(t *testing.T) {
 	roomB := s.room(s.bob, false)
 	th := s.thread(roomA)
 	ctx := t.Context()
-	ap, err := s.ad.Ask(ctx, th, approval)
+	ap, err := s.ad.Direct().Ask(ctx, th, approval)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := adapters.Prompt{ID: "p-question", Kind: adapters.PromptQuestion, Title: "Claude asks", Questions: []adapters.Question{
 		{Text: "Which one?", Options: []adapters.Option{{Label: "Red"}, {Label: "Blue"}}},
 	}}
-	qp, err := s.ad.Ask(ctx, th, q)
+	qp, err := s.ad.Direct().Ask(ctx, th, q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,8 @@ const typingRequestTimeout = 10 * time.Second
 // prompt reaching Claude, and on a turn's end before the next one starts.
 // The room's typer sends the notices in the background, one at a time, so
 // the last state set is the last one the server sees.
-func (a *Adapter) SetStatus(_ context.Context, t adapters.ThreadRef, status string) error {
+func (d *direct) SetStatus(_ context.Context, t adapters.ThreadRef, status string) error {
+	a := (*Adapter)(d)
 	room := id.RoomID(t.Channel)
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -1,8 +1,3 @@
-// Package outbox holds what the chat adapters share on their way out: an
-// Editor that coalesces and paces the edits of posted messages (final
-// states urgent, in order, never dropped) and a bounded Registry for what
-// an adapter remembers about the messages, prompts and threads it posted.
-// It knows no platform: an adapter hands it a send function.
 package outbox
 
 import "time"

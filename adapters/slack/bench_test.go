@@ -86,14 +86,14 @@ func BenchmarkFinalTextVisible(b *testing.B) {
 	th := s.thread()
 	var total time.Duration
 	for i := 0; b.Loop(); i++ {
-		ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+		ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
-		_ = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, more", i)})
+		_ = s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, more", i)})
 		final := fmt.Sprintf("answer %d, whole and final", i)
 		start := time.Now()
-		_ = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: final, Final: true})
+		_ = s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: final, Final: true})
 		s.waitMessage(general, ref.ID, final)
 		total += time.Since(start)
 	}

@@ -29,27 +29,27 @@ func TestMemoryStaysBounded(t *testing.T) {
 	for i := range turns {
 		// A mention: the adapter learns who asks in the thread.
 		th := adapters.ThreadRef{Platform: slack.Platform, Channel: general, Thread: s.fs.Post(alice, general, mention+"a thread")}
-		if err := s.ad.SetStatus(ctx, th, "is thinking…"); err != nil {
+		if err := s.ad.Direct().SetStatus(ctx, th, "is thinking…"); err != nil {
 			t.Fatal(err)
 		}
-		ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+		ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, whole", i), Final: true}); err != nil {
+		if err := s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, whole", i), Final: true}); err != nil {
 			t.Fatal(err)
 		}
 		p := adapters.Prompt{ID: fmt.Sprintf("p-%d", i), Kind: adapters.PromptApproval, Title: "Bash wants to run",
 			Tool: "Bash", Detail: "$ true", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
-		pref, err := s.ad.Ask(ctx, th, p)
+		pref, err := s.ad.Direct().Ask(ctx, th, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.State, p.Outcome = adapters.PromptDecided, "Allowed by "+alice
-		if err := s.ad.UpdatePrompt(ctx, pref, p); err != nil {
+		if err := s.ad.Direct().UpdatePrompt(ctx, pref, p); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ad.SetStatus(ctx, th, ""); err != nil {
+		if err := s.ad.Direct().SetStatus(ctx, th, ""); err != nil {
 			t.Fatal(err)
 		}
 		if i == 0 {
@@ -77,7 +77,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 	// The first prompt, long forgotten: an update still lands.
 	p := adapters.Prompt{ID: "p-0", Kind: adapters.PromptApproval, Title: "Bash wants to run", Tool: "Bash", Detail: "$ true",
 		State: adapters.PromptExpired, Outcome: "Expired while nobody answered"}
-	if err := s.ad.UpdatePrompt(ctx, firstPrompt, p); err != nil {
+	if err := s.ad.Direct().UpdatePrompt(ctx, firstPrompt, p); err != nil {
 		t.Fatal(err)
 	}
 	s.waitMessage(general, firstPrompt.ID, "Expired while nobody answered")
@@ -91,7 +91,7 @@ func TestMemoryStaysBounded(t *testing.T) {
 		t.Errorf("click on the old prompt delivered as %+v", ev)
 	}
 	// The most recent answer is still remembered and editable.
-	if err := s.ad.Edit(ctx, lastText, adapters.Message{Kind: adapters.KindText, Text: "edited again", Final: true}); err != nil {
+	if err := s.ad.Direct().Edit(ctx, lastText, adapters.Message{Kind: adapters.KindText, Text: "edited again", Final: true}); err != nil {
 		t.Fatal(err)
 	}
 	s.waitMessage(general, lastText.ID, "edited again")

@@ -26,6 +26,9 @@
 //     (adapters.Incoming.OpenThread), whose root is posted only once the
 //     sender is accepted; a refusal goes through the command's
 //     response_url; nothing is posted in a channel without a thread.
+//   - mailroom.go: the adapter's calls queue in adapters/outbox's
+//     mailroom (embedded), which makes them in each thread's order with
+//     direct's, the calls that wait on Slack.
 //   - render.go: posts (link previews off on every post) and what is
 //     remembered of them; edits.go: coalesced edits through the outbox
 //     editor; stream.go: Claude's text streamed; tools.go: tool lines, a

@@ -57,7 +57,8 @@ func urgent(m adapters.Message) bool {
 // Edit implements adapters.Adapter. It returns at once: the editor sends
 // the latest content of each message, paced, so that a burst of edits costs
 // one call and the final version always lands.
-func (a *Adapter) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
+func (d *direct) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
+	a := (*Adapter)(d)
 	if a.lookup(ref) == nil {
 		return fmt.Errorf("slack: edit of unknown message %s", ref.ID)
 	}
@@ -143,7 +144,8 @@ func (a *Adapter) replying(ctx context.Context, channel, thread string) (done fu
 // limit). Per thread one call is in flight at a time and only the latest
 // status waits, so statuses land in the order they were set. A failure is
 // logged there, not returned.
-func (a *Adapter) SetStatus(_ context.Context, t adapters.ThreadRef, status string) error {
+func (d *direct) SetStatus(_ context.Context, t adapters.ThreadRef, status string) error {
+	a := (*Adapter)(d)
 	k := threadKey(t.Channel, t.Thread)
 	a.status.Set(k, k, statusEdit{channel: t.Channel, thread: t.Thread, status: status}, true)
 	return nil

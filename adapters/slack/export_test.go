@@ -47,3 +47,9 @@ func (a *Adapter) Retained() map[string]int {
 
 // Idle reports whether no edit or status is pending or in flight.
 func (a *Adapter) Idle() bool { return a.edit.Pending() == 0 && a.status.Pending() == 0 }
+
+// Direct is the adapter's own calls, which wait on the platform, without
+// the mailroom in front: a test of what one call makes of the platform
+// (and of the ref it gets) uses them. The mailroom's order and coalescing
+// are tested in adapters/outbox, and with the bot through the harness.
+func (a *Adapter) Direct() *direct { return (*direct)(a) }

@@ -209,7 +209,7 @@ func TestHTTPReplayHandledOnce(t *testing.T) {
 	}
 
 	t.Run("click", func(t *testing.T) {
-		ref, err := s.ad.Ask(t.Context(), th, adapters.Prompt{ID: "p-replay", Kind: adapters.PromptApproval, Title: "Run it?", Tool: "Bash",
+		ref, err := s.ad.Direct().Ask(t.Context(), th, adapters.Prompt{ID: "p-replay", Kind: adapters.PromptApproval, Title: "Run it?", Tool: "Bash",
 			Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)})
 		if err != nil {
 			t.Fatal(err)

@@ -241,7 +241,7 @@ func TestQuestionSelect(t *testing.T) {
 	for i := 1; i <= 7; i++ {
 		q.Options = append(q.Options, adapters.Option{Label: fmt.Sprintf("region-%d", i)})
 	}
-	ref, err := s.ad.Ask(t.Context(), th, adapters.Prompt{ID: "p1", Kind: adapters.PromptQuestion, Questions: []adapters.Question{q}})
+	ref, err := s.ad.Direct().Ask(t.Context(), th, adapters.Prompt{ID: "p1", Kind: adapters.PromptQuestion, Questions: []adapters.Question{q}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,18 +85,18 @@ func memoryTurn(ctx context.Context, s *solo, i int) error {
 	th := adapters.ThreadRef{Platform: slack.Platform, Channel: general, Thread: root}
 	err := s.ad.Mention(ctx, general, root, alice)
 	if err == nil {
-		err = s.ad.SetStatus(ctx, th, "is thinking…")
+		err = s.ad.Direct().SetStatus(ctx, th, "is thinking…")
 	}
 	var ref adapters.MessageRef
 	if err == nil {
-		ref, err = s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
+		ref, err = s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d", i)})
 	}
 	if err == nil {
-		err = s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, whole", i), Final: true})
+		err = s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: fmt.Sprintf("answer %d, whole", i), Final: true})
 	}
 	if i%10 != 0 { // a prompt in every tenth thread
 		if err == nil {
-			err = s.ad.SetStatus(ctx, th, "")
+			err = s.ad.Direct().SetStatus(ctx, th, "")
 		}
 		return err
 	}
@@ -104,14 +104,14 @@ func memoryTurn(ctx context.Context, s *solo, i int) error {
 		Tool: "Bash", Detail: "$ true", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
 	var pref adapters.MessageRef
 	if err == nil {
-		pref, err = s.ad.Ask(ctx, th, p)
+		pref, err = s.ad.Direct().Ask(ctx, th, p)
 	}
 	if err == nil {
 		p.State, p.Outcome = adapters.PromptDecided, "Allowed by "+alice
-		err = s.ad.UpdatePrompt(ctx, pref, p)
+		err = s.ad.Direct().UpdatePrompt(ctx, pref, p)
 	}
 	if err == nil {
-		err = s.ad.SetStatus(ctx, th, "")
+		err = s.ad.Direct().SetStatus(ctx, th, "")
 	}
 	return err
 }

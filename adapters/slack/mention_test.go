@@ -113,7 +113,7 @@ func TestSplitMentionsNeverLive(t *testing.T) {
 // checkPieces sends one sequence and checks what its message finally shows.
 func checkPieces(ctx context.Context, t *testing.T, s *solo, th adapters.ThreadRef, sq pieceSeq) {
 	text := sq.pieces[0]
-	ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: text})
+	ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: text})
 	if err != nil {
 		t.Errorf("%q: post: %v", sq.pieces, err)
 		return
@@ -241,7 +241,7 @@ func TestMentionDenseTextFits(t *testing.T) {
 			th := askedThread(t, s)
 			ctx := t.Context()
 			half := text[:len(text)/2]
-			ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: half})
+			ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: half})
 			if err != nil {
 				t.Fatal(err)
 			}

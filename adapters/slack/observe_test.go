@@ -75,7 +75,7 @@ func TestAPIObserverCountsCallsAnd429s(t *testing.T) {
 
 	th := adapters.ThreadRef{Platform: slack.Platform, Channel: general, Thread: fs.Post(alice, general, "a thread")}
 	fs.Fail("chat.postMessage", fakeslack.Fault{RetryAfter: 1})
-	if _, err := ad.Post(ctx, th, adapters.Message{Kind: adapters.KindNotice, Text: "after a 429"}); err != nil {
+	if _, err := ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindNotice, Text: "after a 429"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := rec.get("chat.postMessage rate_limited"); got != 1 {
@@ -88,7 +88,7 @@ func TestAPIObserverCountsCallsAnd429s(t *testing.T) {
 		t.Errorf("rate-limit wait %v, want at least the Retry-After of 1 s", w)
 	}
 	fs.FailNext("chat.postMessage", "channel_not_found")
-	if _, err := ad.Post(ctx, th, adapters.Message{Kind: adapters.KindNotice, Text: "refused"}); err == nil {
+	if _, err := ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindNotice, Text: "refused"}); err == nil {
 		t.Fatal("a refused post succeeded")
 	}
 	if got := rec.get("chat.postMessage error"); got != 1 {

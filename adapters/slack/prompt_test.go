@@ -47,7 +47,7 @@ func TestPromptOffersItsChoices(t *testing.T) {
 		Detail:  "/w/src/a.go\n+ package a",
 		Note:    "Prompt #2: name it `allow 2`.\n**Allow folder for thread**: `Write(src/**)` in this thread. Not <!here> nor @channel.",
 		Choices: choices(adapters.ChoiceAllow, adapters.ChoiceAllowFolder, adapters.ChoiceDeny)}
-	ref, err := s.ad.Ask(t.Context(), th, p)
+	ref, err := s.ad.Direct().Ask(t.Context(), th, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLongDetailGoesUpBeforeThePrompt(t *testing.T) {
 	b.WriteString("rm -rf /tmp/the-last-line-matters")
 	p := adapters.Prompt{ID: "p-long", Kind: adapters.PromptApproval, Title: "#1 · Bash wants to run", Tool: "Bash",
 		Detail: b.String(), Note: "Prompt #1.", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
-	ref, err := s.ad.Ask(t.Context(), th, p)
+	ref, err := s.ad.Direct().Ask(t.Context(), th, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestLongDetailGoesUpBeforeThePrompt(t *testing.T) {
 	}
 
 	p.State, p.Outcome = adapters.PromptDecided, "Denied by "+alice
-	if err := s.ad.UpdatePrompt(t.Context(), ref, p); err != nil {
+	if err := s.ad.Direct().UpdatePrompt(t.Context(), ref, p); err != nil {
 		t.Fatal(err)
 	}
 	m := s.waitMessage(general, ref.ID, "Denied by")
@@ -140,7 +140,7 @@ func TestPromptNotShownWhenUploadFails(t *testing.T) {
 			s.fs.Fail(method, fakeslack.Fault{Error: "internal_error"})
 			p := adapters.Prompt{ID: "p-fail", Kind: adapters.PromptApproval, Title: "Bash wants to run", Tool: "Bash",
 				Detail: strings.Repeat("echo a long command\n", 400), Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
-			if _, err := s.ad.Ask(t.Context(), th, p); err == nil {
+			if _, err := s.ad.Direct().Ask(t.Context(), th, p); err == nil {
 				t.Fatal("Ask succeeded without the whole input")
 			}
 			if msgs := s.botMessages(th); len(msgs) != 0 {
@@ -162,7 +162,7 @@ func TestDetailCannotBreakOut(t *testing.T) {
 	detail := "$ echo ok\n```\n*Approved by the admins* <!here> <@" + bob + "> @channel <#C0GENERAL1>\n```\nrm -rf ~/\u202eexe.txt\r"
 	p := adapters.Prompt{ID: "p-forge", Kind: adapters.PromptApproval, Title: "Bash wants to run: @here look", Tool: "Bash",
 		Detail: detail, Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)}
-	if _, err := s.ad.Ask(t.Context(), th, p); err != nil {
+	if _, err := s.ad.Direct().Ask(t.Context(), th, p); err != nil {
 		t.Fatal(err)
 	}
 	m := promptOf(t, s, th)
@@ -193,7 +193,7 @@ func TestForgedClickIsDropped(t *testing.T) {
 	const other = "C0OTHER001"
 	s.fs.AddChannel(fakeslack.Channel{ID: other, Name: "other", Members: []string{alice, bob}})
 	th := s.thread()
-	ref, err := s.ad.Ask(t.Context(), th, adapters.Prompt{ID: "p-target", Kind: adapters.PromptApproval, Title: "Bash wants to run",
+	ref, err := s.ad.Direct().Ask(t.Context(), th, adapters.Prompt{ID: "p-target", Kind: adapters.PromptApproval, Title: "Bash wants to run",
 		Tool: "Bash", Detail: "$ make deploy", Choices: choices(adapters.ChoiceAllow, adapters.ChoiceDeny)})
 	if err != nil {
 		t.Fatal(err)

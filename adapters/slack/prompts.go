@@ -30,7 +30,8 @@ const maxButtons = 5
 // the request and its buttons. A detail too long for the message goes up
 // whole as a file first; if that fails, nothing is posted and Ask fails
 // (the bot then denies: nobody decides on a part).
-func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+func (d *direct) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prompt) (adapters.MessageRef, error) {
+	a := (*Adapter)(d)
 	a.flushThread(ctx, t)
 	pm := &posted{channel: t.Channel, thread: t.Thread}
 	if _, cut := detailView(p); cut {
@@ -47,7 +48,8 @@ func (a *Adapter) Ask(ctx context.Context, t adapters.ThreadRef, p adapters.Prom
 
 // UpdatePrompt implements adapters.Adapter: the prompt says who decided
 // what, and its controls are removed.
-func (a *Adapter) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+func (d *direct) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+	a := (*Adapter)(d)
 	pm := a.lookup(ref)
 	if pm == nil {
 		// A prompt from before a restart: its message ts is the ref id.

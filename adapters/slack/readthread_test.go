@@ -36,10 +36,10 @@ func TestReadThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.fs.BotPost(fakeslack.OtherBot{BotID: "B0OTHER001", UserID: "U0OTHER001", AppID: "A0OTHER001", Name: "ci"}, general, th.Thread, "build green")
-	if _, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "The **answer** is 42.", Final: true}); err != nil {
+	if _, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "The **answer** is 42.", Final: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ad.PostFile(ctx, th, adapters.OutFile{Name: "report.md", Data: []byte("# report\n")}); err != nil {
+	if _, err := s.ad.Direct().PostFile(ctx, th, adapters.OutFile{Name: "report.md", Data: []byte("# report\n")}); err != nil {
 		t.Fatal(err)
 	}
 	s.fs.Reply(alice, general, th.Thread, "thanks")

@@ -144,7 +144,7 @@ func TestNoThreadNoPost(t *testing.T) {
 		{Kind: adapters.KindNotice, Text: "You are not allowed to use this bot."},
 		{Kind: adapters.KindText, Text: "an answer", Final: true},
 	} {
-		if _, err := s.ad.Post(t.Context(), channelOnly, m); err == nil {
+		if _, err := s.ad.Direct().Post(t.Context(), channelOnly, m); err == nil {
 			t.Errorf("%q was posted with no thread", m.Text)
 		}
 	}

@@ -69,7 +69,8 @@ func (a *Adapter) lookup(ref adapters.MessageRef) *posted {
 
 // Post implements adapters.Adapter. It blocks until Slack has the message
 // (waiting out rate limits).
-func (a *Adapter) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
+func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, error) {
+	a := (*Adapter)(d)
 	if t.Thread == "" {
 		return adapters.MessageRef{}, errNoThread
 	}

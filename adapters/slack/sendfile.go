@@ -31,7 +31,7 @@ const commentRunes = 3000
 
 // MaxFileBytes implements adapters.FilePoster: the adapter's own cap
 // (maxFileBytes), far under Slack's 1 GB.
-func (a *Adapter) MaxFileBytes(context.Context) int64 { return maxFileBytes }
+func (*direct) MaxFileBytes(context.Context) int64 { return maxFileBytes }
 
 // PostFile implements adapters.FilePoster with Slack's files upload v2:
 // files.getUploadURLExternal, the bytes to the upload URL, then
@@ -41,7 +41,8 @@ func (a *Adapter) MaxFileBytes(context.Context) int64 { return maxFileBytes }
 // (slackmd.Text: no markup, no mention, no link syntax). The thread's
 // pending final edits land first. The ref's ID is the file's id (the share
 // message's ts is not returned): it cannot be edited.
-func (a *Adapter) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters.OutFile) (adapters.MessageRef, error) {
+func (d *direct) PostFile(ctx context.Context, t adapters.ThreadRef, f adapters.OutFile) (adapters.MessageRef, error) {
+	a := (*Adapter)(d)
 	switch n := len(f.Data); {
 	case n > maxFileBytes:
 		return adapters.MessageRef{}, fmt.Errorf("slack: file of %d bytes refused: the limit is %d bytes", n, maxFileBytes)

@@ -26,7 +26,7 @@ func TestPostFileInThread(t *testing.T) {
 	ctx := t.Context()
 	th := s.thread()
 	s.fs.Reply(alice, general, th.Thread, "send me the report")
-	before, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "Here it comes.", Final: true})
+	before, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "Here it comes.", Final: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestPostFileInThread(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7) // every byte value, NUL and invalid UTF-8 included
 	}
-	ref, err := s.ad.PostFile(ctx, th, adapters.OutFile{Name: hostileName, Data: data, Comment: hostileComment})
+	ref, err := s.ad.Direct().PostFile(ctx, th, adapters.OutFile{Name: hostileName, Data: data, Comment: hostileComment})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestPostFileOverLimit(t *testing.T) {
 		t.Errorf("MaxFileBytes = %d, want the adapter's 100 MiB", max)
 	}
 	for _, n := range []int64{max + 1, 0} {
-		if _, err := s.ad.PostFile(ctx, th, adapters.OutFile{Name: "big.bin", Data: make([]byte, n)}); err == nil {
+		if _, err := s.ad.Direct().PostFile(ctx, th, adapters.OutFile{Name: "big.bin", Data: make([]byte, n)}); err == nil {
 			t.Errorf("a file of %d bytes was taken", n)
 		}
 	}

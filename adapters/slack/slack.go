@@ -67,6 +67,11 @@ type Config struct {
 
 // Adapter is the Slack adapter. Create it with New, then Run it.
 type Adapter struct {
+	// mailroom carries the bot's calls to Slack: Post, Edit, UpdatePrompt
+	// and SetStatus queue and return, Ask and PostFile wait their turn
+	// (outbox.Mailroom). Its methods are the adapter's; the calls it
+	// makes are direct's, which wait on the platform.
+	*mailroom
 	cfg Config
 	api *slack.Client
 	log *slog.Logger
@@ -184,6 +189,7 @@ func New(cfg Config) (*Adapter, error) {
 		a.streamOK = -1
 	}
 	a.startEditors()
+	a.mailroom = outbox.NewMailroom((*direct)(a), a.log)
 	return a, nil
 }
 
@@ -194,9 +200,11 @@ const (
 	promptsCap = 4096
 )
 
-// Close sends the edits and statuses still pending (for at most 30 s) and
-// stops the editors. Call it after the bot has shut down.
+// Close makes what the bot queued, then sends the edits and statuses still
+// pending (each for at most 30 s) and stops the editors. Call it after the
+// bot has shut down.
 func (a *Adapter) Close() {
+	a.mailroom.CloseWithin(closeDrain)
 	a.edit.Close()
 	a.status.Close()
 }

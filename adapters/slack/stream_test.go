@@ -36,17 +36,17 @@ func TestStreamStopControlBecomesFooter(t *testing.T) {
 				t.Fatal("alice's message was not delivered")
 			}
 			ctx := context.Background()
-			ref, err := s.ad.Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "the answer"})
+			ref, err := s.ad.Direct().Post(ctx, th, adapters.Message{Kind: adapters.KindText, Text: "the answer"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if n := len(s.fs.Calls("chat.startStream")); n != 1 {
 				t.Fatalf("chat.startStream calls: %d", n)
 			}
-			if err := s.ad.Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "the answer, whole", Final: true}); err != nil {
+			if err := s.ad.Direct().Edit(ctx, ref, adapters.Message{Kind: adapters.KindText, Text: "the answer, whole", Final: true}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.ad.Post(ctx, th, c.next); err != nil {
+			if _, err := s.ad.Direct().Post(ctx, th, c.next); err != nil {
 				t.Fatal(err)
 			}
 			if !s.fs.WaitFor(wait, func() bool {

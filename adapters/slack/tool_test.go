@@ -20,7 +20,7 @@ func TestToolInputShownWhole(t *testing.T) {
 	s := newSolo(t)
 	th := s.thread()
 	run := adapters.Tool{Name: "Bash", Input: "cd /src &&\n  make test &&\n  make deploy @here", State: adapters.ToolRunning}
-	ref, err := s.ad.Post(t.Context(), th, toolMsg(run))
+	ref, err := s.ad.Direct().Post(t.Context(), th, toolMsg(run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestToolInputShownWhole(t *testing.T) {
 	}
 	done := run
 	done.State, done.Elapsed, done.Preview = adapters.ToolOK, time.Second, "ok"
-	if err := s.ad.Edit(t.Context(), ref, toolMsg(done)); err != nil {
+	if err := s.ad.Direct().Edit(t.Context(), ref, toolMsg(done)); err != nil {
 		t.Fatal(err)
 	}
 	m = s.waitMessage(general, ref.ID, "✓ *Bash* · 1s — ok")
@@ -39,7 +39,7 @@ func TestToolInputShownWhole(t *testing.T) {
 		t.Errorf("done: sections %q", secs)
 	}
 	// A short one-line input stays in the line.
-	ref, err = s.ad.Post(t.Context(), th, toolMsg(adapters.Tool{Name: "Bash", Input: "ls -la", State: adapters.ToolRunning}))
+	ref, err = s.ad.Direct().Post(t.Context(), th, toolMsg(adapters.Tool{Name: "Bash", Input: "ls -la", State: adapters.ToolRunning}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,18 +66,18 @@ func TestLongToolInputUploadedOnce(t *testing.T) {
 				s.fs.Fail("files.getUploadURLExternal", fakeslack.Fault{Error: "internal_error"})
 			}
 			run := adapters.Tool{Name: "Bash", Input: input, State: adapters.ToolRunning}
-			ref, err := s.ad.Post(t.Context(), th, toolMsg(run))
+			ref, err := s.ad.Direct().Post(t.Context(), th, toolMsg(run))
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := 1; i <= 3; i++ {
 				run.Elapsed = time.Duration(i) * time.Second
-				if err := s.ad.Edit(t.Context(), ref, toolMsg(run)); err != nil {
+				if err := s.ad.Direct().Edit(t.Context(), ref, toolMsg(run)); err != nil {
 					t.Fatal(err)
 				}
 			}
 			run.State, run.Preview = adapters.ToolOK, "done"
-			if err := s.ad.Edit(t.Context(), ref, toolMsg(run)); err != nil {
+			if err := s.ad.Direct().Edit(t.Context(), ref, toolMsg(run)); err != nil {
 				t.Fatal(err)
 			}
 			m := s.waitMessage(general, ref.ID, "— done")

@@ -263,7 +263,7 @@ func TestMetricsSlack(t *testing.T) {
 	post := []string{"platform", "slack", "method", "chat.postMessage"}
 	waitMetric(t, addr, metric{"claudeops_turns_total", []string{"result", "success"}}, is(1))
 	// The turn is over; its messages may still be on their way (the
-	// courier, the adapter's pacing): the reply's first text is timed to
+	// adapter's mailroom and pacing): the reply's first text is timed to
 	// when Slack took it.
 	fams := waitMetric(t, addr, metric{name: "claudeops_first_text_latency_seconds"}, is(1))
 	checkMetrics(t, fams, map[*metric]func(float64) bool{

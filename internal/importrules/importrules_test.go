@@ -39,7 +39,7 @@ var places = []place{
 	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/scheduled", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "health", "internal/fspath", "metrics", "scheduler", "store", "workspace"},
 		"the composition root wires every part; it imports no test helper"},
 
-	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/courier", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "store"},
+	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "store"},
 		"the kernel knows the port, not a platform; no extension (cmd lists them in Config.Extensions), not the scheduler (its Runner interface is the bot), not metrics (its own Observer)"},
 	{"bot/thread", []string{"adapters", "claudeproc", "store"},
 		"the face names what a part sees (keys, records, events); the kernel implements it, so it never imports bot"},
@@ -49,7 +49,6 @@ var places = []place{
 	{"bot/scheduled", extensionMay, extensionWhy},
 	{"bot/internal/text", []string{"adapters"}, "the wording kernel and extensions share: a leaf beside the port (Visible)"},
 	{"bot/internal/filegraph", nil, "a measuring command, of nobody's"},
-	{"bot/courier", []string{"adapters"}, "the outgoing lane knows the port only"},
 	{"bot/mcptools", []string{"adapters", "internal/fspath"}, "the bot's MCP tools do no I/O but what they are given"},
 
 	{"adapters", nil, "the port: the neutral types every side shares depend on no side"},
@@ -58,7 +57,7 @@ var places = []place{
 		"the port and the adapters' shared leaves; what it keeps between runs (CatchUpState) cmd keeps in the store"},
 	{"adapters/matrix", []string{"adapters", "adapters/mdsplit", "adapters/outbox"},
 		"the port and the adapters' shared leaves; what it keeps between runs (State) cmd keeps in the store"},
-	{"adapters/outbox", nil, "a leaf the adapters share; it knows no platform"},
+	{"adapters/outbox", []string{"adapters"}, "the adapters' mailroom: it knows the port, no platform"},
 	{"adapters/mdsplit", nil, "a leaf the adapters share: text only"},
 	{"adapters/slack/slackmd", nil, "a leaf: Slack's text, no I/O"},
 

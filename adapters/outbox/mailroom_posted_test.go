@@ -1,10 +1,12 @@
-package courier
+package outbox
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/claudeops/claudeops/adapters"
 )
@@ -14,7 +16,7 @@ import (
 // edit that makes it after all is, under the id Post handed out.
 func TestOnPosted(t *testing.T) {
 	p := &platform{}
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	var mu sync.Mutex
 	var told []string
 	c.OnPosted(func(th adapters.ThreadRef, id string) {
@@ -60,12 +62,45 @@ func TestOnPosted(t *testing.T) {
 	}
 }
 
-// waitIdle waits until the courier's lanes are empty (Idle).
-func waitIdle(t *testing.T, c *Courier) {
+// waitIdle waits until the mailroom's lanes are empty (Idle).
+func waitIdle(t *testing.T, c *Mailroom) {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.busyLocked() > 0 {
 		c.idle.Wait()
 	}
+}
+
+// TestAwait: Await returns once the platform has taken the post, says so
+// when it failed, gives up with its context, and takes a platform ref as
+// made.
+func TestAwait(t *testing.T) {
+	p := &platform{}
+	c := NewMailroom(p, nil)
+	ctx := context.Background()
+
+	p.hold()
+	ref, _ := c.Post(ctx, t1, text("held"))
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	if err := c.Await(short, ref); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Await of a held post: %v, want the context's end", err)
+	}
+	cancel()
+	p.release()
+	if err := c.Await(ctx, ref); err != nil {
+		t.Errorf("Await of a made post: %v", err)
+	}
+
+	p.mu.Lock()
+	p.failPost = 1
+	p.mu.Unlock()
+	failed, _ := c.Post(ctx, t2, text("lost"))
+	if err := c.Await(ctx, failed); !errors.Is(err, ErrNotPosted) {
+		t.Errorf("Await of a failed post: %v, want ErrNotPosted", err)
+	}
+	if err := c.Await(ctx, adapters.MessageRef{Thread: t1, ID: "123.456"}); err != nil {
+		t.Errorf("Await of a platform ref: %v", err)
+	}
+	drain(t, c)
 }

@@ -1,4 +1,4 @@
-package courier
+package outbox
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func (p *filePlatform) PostFile(ctx context.Context, t adapters.ThreadRef, f ada
 func TestPostFileInOrder(t *testing.T) {
 	p := &filePlatform{}
 	p.entered = make(chan string, 8)
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	p.hold()
 	a, _ := c.Post(ctx, t1, text("before"))
@@ -55,7 +55,7 @@ func TestPostFileInOrder(t *testing.T) {
 // TestPostFileUnsupported: an adapter without files says so; nothing queues.
 func TestPostFileUnsupported(t *testing.T) {
 	p := &platform{}
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	if _, err := c.PostFile(context.Background(), t1, adapters.OutFile{Name: "x"}); err == nil {
 		t.Fatal("PostFile through an adapter that cannot post files succeeded")
 	}
@@ -69,7 +69,7 @@ func TestPostFileUnsupported(t *testing.T) {
 }
 
 // waitQueued waits until th's lane holds n jobs waiting.
-func waitQueued(t *testing.T, c *Courier, th adapters.ThreadRef, n int) {
+func waitQueued(t *testing.T, c *Mailroom, th adapters.ThreadRef, n int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -1,4 +1,4 @@
-package courier
+package outbox
 
 import "github.com/claudeops/claudeops/adapters"
 
@@ -7,13 +7,13 @@ import "github.com/claudeops/claudeops/adapters"
 // failed and was made again by a later edit is told when that one is
 // made). f is called once Posted reports the post made, and must return
 // at once. Call it before the first Post.
-func (c *Courier) OnPosted(f func(t adapters.ThreadRef, id string)) { c.posted = f }
+func (mr *Mailroom) OnPosted(f func(t adapters.ThreadRef, id string)) { mr.posted = f }
 
 // Posted reports whether the post Post handed out ref for has been made
 // (false too once the thread's lane has been forgotten).
-func (c *Courier) Posted(ref adapters.MessageRef) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l := c.lanes[ref.Thread]
+func (mr *Mailroom) Posted(ref adapters.MessageRef) bool {
+	mr.mu.Lock()
+	defer mr.mu.Unlock()
+	l := mr.lanes[ref.Thread]
 	return l != nil && l.resolved[ref.ID] != ""
 }

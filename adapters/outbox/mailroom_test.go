@@ -1,4 +1,4 @@
-package courier
+package outbox
 
 import (
 	"context"
@@ -108,9 +108,9 @@ var (
 
 func text(s string) adapters.Message { return adapters.Message{Kind: adapters.KindText, Text: s} }
 
-// drain closes the courier and fails the test if what was queued did not
+// drain closes the mailroom and fails the test if what was queued did not
 // all go out.
-func drain(t *testing.T, c *Courier) {
+func drain(t *testing.T, c *Mailroom) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -121,7 +121,7 @@ func drain(t *testing.T, c *Courier) {
 
 func TestOrderAndResolvedRefs(t *testing.T) {
 	p := &platform{}
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	a, _ := c.Post(ctx, t1, text("a"))
 	drainLane(t, c, t1) // a is posted: the next edit is an edit
@@ -145,7 +145,7 @@ func TestOrderAndResolvedRefs(t *testing.T) {
 }
 
 // drainLane waits until t's lane has made everything queued.
-func drainLane(t *testing.T, c *Courier, th adapters.ThreadRef) {
+func drainLane(t *testing.T, c *Mailroom, th adapters.ThreadRef) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -169,7 +169,7 @@ func drainLane(t *testing.T, c *Courier, th adapters.ThreadRef) {
 func TestWorkerNeverWaits(t *testing.T) {
 	p := &platform{entered: make(chan string, 100)}
 	p.hold()
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	first, _ := c.Post(ctx, t1, text("first"))
 	<-p.entered // the lane is inside the platform's call, held
@@ -202,7 +202,7 @@ func TestWorkerNeverWaits(t *testing.T) {
 // hold another thread's.
 func TestLanesAreIndependent(t *testing.T) {
 	p := &platform{entered: make(chan string, 10)}
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	p.hold()
 	_, _ = c.Post(ctx, t1, text("held"))
@@ -227,7 +227,7 @@ func TestLanesAreIndependent(t *testing.T) {
 // edit of its message, with that edit's content.
 func TestFailedPostLandsLater(t *testing.T) {
 	p := &platform{failPost: 1}
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	m, _ := c.Post(ctx, t1, text("partial"))
 	drainLane(t, c, t1)
@@ -244,7 +244,7 @@ func TestFailedPostLandsLater(t *testing.T) {
 func TestAskGivesUpWithItsContext(t *testing.T) {
 	p := &platform{entered: make(chan string, 10)}
 	p.hold()
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	_, _ = c.Post(context.Background(), t1, text("held"))
 	<-p.entered
 	ctx, cancel := context.WithCancel(context.Background())
@@ -269,7 +269,7 @@ func TestAskGivesUpWithItsContext(t *testing.T) {
 func TestCloseWaitsThenRefuses(t *testing.T) {
 	p := &platform{entered: make(chan string, 10)}
 	p.hold()
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	_, _ = c.Post(ctx, t1, text("last words"))
 	<-p.entered
@@ -292,7 +292,7 @@ func TestCloseWaitsThenRefuses(t *testing.T) {
 // maxResolved ids; Forget drops the thread.
 func TestBounded(t *testing.T) {
 	p := &platform{}
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	for i := range maxResolved + 500 {
 		_, _ = c.Post(ctx, t1, text(fmt.Sprint(i)))
@@ -326,7 +326,7 @@ func (p *statusPlatform) SetStatus(ctx context.Context, t adapters.ThreadRef, st
 func TestStatusInOrder(t *testing.T) {
 	p := &statusPlatform{}
 	p.entered = make(chan string, 100)
-	c := New(p, nil)
+	c := NewMailroom(p, nil)
 	ctx := context.Background()
 	_ = c.SetStatus(ctx, t1, "thinking")
 	if got := <-p.entered; got != "status t1 thinking" {
@@ -347,7 +347,7 @@ func TestStatusInOrder(t *testing.T) {
 
 	// An adapter without a status line is not called.
 	plain := &platform{}
-	c = New(plain, nil)
+	c = NewMailroom(plain, nil)
 	if err := c.SetStatus(ctx, t1, "thinking"); err != nil {
 		t.Error(err)
 	}
