@@ -21,53 +21,85 @@ import (
 // deltas over ~3 s (with native streaming, and with paced chat.update at
 // the default 2 s edit interval). One op is one turn in a new thread.
 func BenchmarkAPICallsPerTurn(b *testing.B) {
-	answer6k := longAnswer(6000)
-	cases := []struct {
-		name      string
-		prompt    string
-		streaming bool
-	}{
-		{"short", "short", false},
-		{"6000chars/chat.update", "long6k", false},
-		{"6000chars/streaming", "long6k", true},
-	}
-	for _, c := range cases {
+	for _, c := range turnCases {
 		b.Run(c.name, func(b *testing.B) {
-			h := newHarness(b, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
-				if strings.HasSuffix(req.LastUserText(), "long6k") {
-					return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(answer6k)}, ChunkSize: 40, ChunkDelay: 20 * time.Millisecond}
-				}
-				return text("A short answer.")
-			}, fakeslack.Options{Streaming: c.streaming}, func(bc *bot.Config, sc *slackadapter.Config) {
-				sc.EditInterval = 2 * time.Second
-			})
-			before := len(h.fs.Calls(""))
+			h := turnHarness(b, c)
 			b.ResetTimer()
-			for i := range b.N {
-				ts := h.fs.Post(alice, general, mention+c.prompt+fmt.Sprintf(" %d ", i)+c.prompt)
-				h.waitThread(ts, `✓ .* turns?$`)
-				// Let the last coalesced edits land before counting.
-				h.fs.WaitFor(10*time.Second, func() bool {
-					for _, m := range h.fs.Thread(general, ts) {
-						if m.BotID != "" && len(m.ActionIDs()) > 0 {
-							return false
-						}
-					}
-					return true
-				})
-			}
+			calls, byMethod := callsPerTurn(h, c, b.N)
 			b.StopTimer()
-			calls := h.fs.Calls("")[before:]
-			byMethod := map[string]int{}
-			for _, c := range calls {
-				byMethod[c.Method]++
-			}
-			b.ReportMetric(float64(len(calls))/float64(b.N), "calls/turn")
+			b.ReportMetric(calls, "calls/turn")
 			for m, n := range byMethod {
-				b.ReportMetric(float64(n)/float64(b.N), m+"/turn")
+				b.ReportMetric(n, m+"/turn")
 			}
 		})
 	}
+}
+
+// TestAPICallsPerTurn holds the calls per turn BenchmarkAPICallsPerTurn
+// measures (docs/PERFORMANCE.md) to what they are: a turn must not cost
+// more Slack calls than this.
+func TestAPICallsPerTurn(t *testing.T) {
+	for _, c := range turnCases {
+		t.Run(c.name, func(t *testing.T) {
+			h := turnHarness(t, c)
+			calls, byMethod := callsPerTurn(h, c, 2)
+			if calls > c.most {
+				t.Errorf("%.1f calls per turn, at most %.0f: %v", calls, c.most, byMethod)
+			}
+		})
+	}
+}
+
+type turnCase struct {
+	name      string
+	prompt    string
+	streaming bool
+	most      float64 // calls per turn at most (TestAPICallsPerTurn)
+}
+
+var turnCases = []turnCase{
+	{"short", "short", false, 4},
+	{"6000chars/chat.update", "long6k", false, 6},
+	{"6000chars/streaming", "long6k", true, 7},
+}
+
+// turnHarness is a harness whose model answers "long6k" with 6,000
+// characters in 40-character deltas, anything else with one sentence.
+func turnHarness(tb testing.TB, c turnCase) *harness {
+	answer6k := longAnswer(6000)
+	return newHarness(tb, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if strings.HasSuffix(req.LastUserText(), "long6k") {
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(answer6k)}, ChunkSize: 40, ChunkDelay: 20 * time.Millisecond}
+		}
+		return text("A short answer.")
+	}, fakeslack.Options{Streaming: c.streaming}, func(bc *bot.Config, sc *slackadapter.Config) {
+		sc.EditInterval = 2 * time.Second
+	})
+}
+
+// callsPerTurn runs n turns of c, each in a new thread, and returns the
+// Web API calls they made per turn, in all and by method.
+func callsPerTurn(h *harness, c turnCase, n int) (float64, map[string]float64) {
+	before := len(h.fs.Calls(""))
+	for i := range n {
+		ts := h.fs.Post(alice, general, mention+c.prompt+fmt.Sprintf(" %d ", i)+c.prompt)
+		h.waitThread(ts, `✓ .* turns?$`)
+		// Let the last coalesced edits land before counting.
+		h.fs.WaitFor(10*time.Second, func() bool {
+			for _, m := range h.fs.Thread(general, ts) {
+				if m.BotID != "" && len(m.ActionIDs()) > 0 {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	calls := h.fs.Calls("")[before:]
+	byMethod := map[string]float64{}
+	for _, c := range calls {
+		byMethod[c.Method] += 1 / float64(n)
+	}
+	return float64(len(calls)) / float64(n), byMethod
 }
 
 // BenchmarkFinalTextVisible: from the adapter receiving a text's final
