@@ -32,22 +32,14 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct Login) error {
 	if err != nil {
 		return fmt.Errorf("matrix: open the crypto store %s: %w", a.cfg.CryptoDB, err)
 	}
-	helper.DecryptErrorCallback = func(evt *event.Event, err error) {
-		key := evt.RoomID.String() + "|" + evt.ID.String()
-		if c, ok := evt.Content.Parsed.(*event.EncryptedEventContent); ok {
-			key = evt.RoomID.String() + "|" + string(c.SessionID)
-		}
-		a.reportUndecryptable(context.Background(), evt, key, fmt.Sprintf(
-			"I could not decrypt a message from %s here (%v). Messages encrypted with the same keys will not be readable either; "+
-				"sending it again, or verifying the bot's device, usually helps.", evt.Sender, err))
-	}
-	if err := helper.Init(ctx); err != nil {
+	locked := &lockedCrypto{cli: a.cli, helper: helper, onError: a.undecryptable}
+	if err := locked.Init(ctx); err != nil {
 		_ = helper.Close()
 		return fmt.Errorf("matrix: start end-to-end encryption for device %s (the crypto state %s must belong to this device: "+
 			"for another device, move that file aside; for a device that already has keys, log in as a new device): %w",
 			a.cli.DeviceID, a.cfg.CryptoDB, err)
 	}
-	a.cli.Crypto = helper
+	a.cli.Crypto = locked
 	a.mu.Lock()
 	a.encrypted = true
 	a.closeCrypto = func() { _ = helper.Close() }
@@ -99,6 +91,18 @@ func (a *Adapter) setupCrypto(ctx context.Context, acct Login) error {
 	}
 	a.log.Info("matrix: cross-signing set up; the recovery key is kept in the database")
 	return nil
+}
+
+// undecryptable reports, once per session, an event that cannot be
+// decrypted.
+func (a *Adapter) undecryptable(evt *event.Event, err error) {
+	key := evt.RoomID.String() + "|" + evt.ID.String()
+	if c, ok := evt.Content.Parsed.(*event.EncryptedEventContent); ok {
+		key = evt.RoomID.String() + "|" + string(c.SessionID)
+	}
+	a.reportUndecryptable(context.Background(), evt, key, fmt.Sprintf(
+		"I could not decrypt a message from %s here (%v). Messages encrypted with the same keys will not be readable either; "+
+			"sending it again, or verifying the bot's device, usually helps.", evt.Sender, err))
 }
 
 // writePrivate writes a secret to path, readable by the bot's user alone:

@@ -27,8 +27,10 @@ type solo struct {
 	srv     *dendrite.Server
 	ad      *matrix.Adapter
 	botUser *dendrite.User
-	alice   *dendrite.Client
-	bob     *dendrite.Client
+	// cryptoDB is the bot's crypto state, for a test that tampers with it.
+	cryptoDB string
+	alice    *dendrite.Client
+	bob      *dendrite.Client
 
 	mu     sync.Mutex
 	events []adapters.Event
@@ -55,6 +57,7 @@ func newSolo(t testing.TB, o soloOptions) *solo {
 	s.alice = srv.Client(t, srv.Register(t, "alice"), copts)
 	s.bob = srv.Client(t, srv.Register(t, "bob"), copts)
 	dir := t.TempDir()
+	s.cryptoDB = filepath.Join(dir, "crypto.db")
 	st, err := store.Open(context.Background(), filepath.Join(dir, "claudeops.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +73,7 @@ func newSolo(t testing.TB, o soloOptions) *solo {
 	ad, err := matrix.New(matrix.Config{
 		Homeserver: srv.URL, UserID: s.botUser.ID.String(),
 		AccessToken: s.botUser.AccessToken, DeviceID: s.botUser.DeviceID.String(), Password: s.botUser.Password,
-		CryptoDB: filepath.Join(dir, "crypto.db"), RecoveryKeyFile: filepath.Join(dir, "recovery-key"),
+		CryptoDB: s.cryptoDB, RecoveryKeyFile: filepath.Join(dir, "recovery-key"),
 		MayInvite: func(string) bool { return true }, EditInterval: interval, State: matrix.StoreState{Store: st}, PrivateDB: store.MakePrivate, HTTPClient: hc,
 	})
 	if err != nil {
