@@ -42,14 +42,17 @@
 //     spring-forward day in Europe/Berlin) has no run that day; one that
 //     happens twice (02:30 on the fall-back day) runs twice.
 //   - Time comes from Config.Now, which must agree with the runtime clock
-//     that robfig's timers use; tests run in testing/synctest bubbles.
+//     that robfig's timers use; tests run in testing/synctest bubbles. A
+//     run's timeout is timed by Config.Timers when set: a test whose clock
+//     gives Now and Timers says when a run's time is up.
 //
 // # Files
 //
 // scheduler.go: Schedule, Run, the Runner and Store it needs, Config
 // (its env tags, read by cmd), New. spec.go: cron specs and "@every",
 // parsed and their slots. manage.go: add, reload, pause, remove, run now.
-// runs.go: a slot claimed, run and recorded. catchup.go: the slots missed
+// runs.go: a slot claimed, run and recorded. deadline.go: a run's
+// context, its timeout on Config.Timers. catchup.go: the slots missed
 // while no process ran. observe.go: Observer, told of runs for the
 // metrics.
 package scheduler

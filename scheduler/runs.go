@@ -105,7 +105,7 @@ func (s *Scheduler) runOne(e *entry, slot time.Time) {
 	}
 	log := s.log.With("schedule", sc.ID, "slot", slot)
 	log.Info("run starts")
-	runCtx, cancel := context.WithTimeout(ctx, sc.Timeout)
+	runCtx, cancel := s.runContext(ctx, start, sc.Timeout)
 	defer cancel()
 	done := make(chan outcome, 1)
 	go func() {

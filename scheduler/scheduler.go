@@ -87,6 +87,10 @@ type Config struct {
 	// Now is the clock; default time.Now. It must agree with the runtime's
 	// clock, which robfig/cron's timers use (tests use testing/synctest).
 	Now func() time.Time `env:"-"`
+	// Timers time each run's timeout; nil: the runtime's
+	// (context.WithTimeout). A test that gives Timers and Now of its own
+	// clock decides when a run's time is up, whatever the machine's load.
+	Timers Timers `env:"-"`
 	// Logger; default slog.Default().
 	Logger *slog.Logger `env:"-"`
 	// Observer is told how runs end (observe.go); default: nobody.
