@@ -191,35 +191,33 @@ func (p *Process) SetPermissionMode(ctx context.Context, mode string) (string, e
 	if err := checkGuardMode(p.opts.Guard, mode); err != nil {
 		return "", err
 	}
-	raw, err := p.request(ctx, "set_permission_mode", map[string]any{"mode": mode})
-	if err != nil {
-		return "", err
-	}
-	var r struct {
-		Mode string `json:"mode"`
-	}
-	_ = json.Unmarshal(raw, &r)
-	if r.Mode == "" {
-		r.Mode = mode
-	}
-	return r.Mode, nil
+	return p.set(ctx, "set_permission_mode", "mode", mode)
 }
 
 // SetModel switches the live session's model ("default" resets it) and
 // returns the model the CLI reports.
 func (p *Process) SetModel(ctx context.Context, model string) (string, error) {
-	raw, err := p.request(ctx, "set_model", map[string]any{"model": model})
+	return p.set(ctx, "set_model", "model", model)
+}
+
+// set sends a control request that sets one value (key: value) and
+// returns the value the CLI's answer reports under the same key, or the
+// value asked for when the answer names none.
+func (p *Process) set(ctx context.Context, subtype, key, value string) (string, error) {
+	raw, err := p.request(ctx, subtype, map[string]any{key: value})
 	if err != nil {
 		return "", err
 	}
-	var r struct {
-		Model string `json:"model"`
-	}
+	var r map[string]json.RawMessage
 	_ = json.Unmarshal(raw, &r)
-	if r.Model == "" {
-		r.Model = model
+	var got string
+	if v, ok := r[key]; ok {
+		_ = json.Unmarshal(v, &got)
 	}
-	return r.Model, nil
+	if got == "" {
+		got = value
+	}
+	return got, nil
 }
 
 // InitializeRequest is the optional first control request. The CLI applies
