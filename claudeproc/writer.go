@@ -126,28 +126,19 @@ func (p *Process) Deny(requestID, message string, interrupt bool) error {
 // RespondError answers a control request with an error; for can_use_tool
 // the model sees "Tool permission request failed: Error: <message>".
 func (p *Process) RespondError(requestID, message string) error {
-	return p.writeLine(map[string]any{
-		"type": "control_response",
-		"response": map[string]any{
-			"subtype":    "error",
-			"request_id": requestID,
-			"error":      message,
-		},
-	})
+	return p.controlResponse(map[string]any{"subtype": "error", "request_id": requestID, "error": message})
 }
 
 func (p *Process) respond(requestID string, response map[string]any) error {
 	if requestID == "" {
 		return errors.New("control response: empty request_id")
 	}
-	return p.writeLine(map[string]any{
-		"type": "control_response",
-		"response": map[string]any{
-			"subtype":    "success",
-			"request_id": requestID,
-			"response":   response,
-		},
-	})
+	return p.controlResponse(map[string]any{"subtype": "success", "request_id": requestID, "response": response})
+}
+
+// controlResponse writes one control_response line carrying body.
+func (p *Process) controlResponse(body map[string]any) error {
+	return p.writeLine(map[string]any{"type": "control_response", "response": body})
 }
 
 // CancelRequest sends control_cancel_request for one of our own requests.
