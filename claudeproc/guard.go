@@ -17,12 +17,24 @@ import (
 //     unasked, and auto, dontAsk and bypassPermissions decide alone);
 //   - --restricted: the CLI reads no settings file (the user's, which a
 //     command could rewrite, nor the repository's), so no hook, permission
-//     rule, skill, agent, command, CLAUDE.md or memory planted in the
-//     session's home or working directory takes effect; it opens no
-//     cross-session messaging socket, and confines the file tools to the
-//     working directory;
+//     rule, environment, helper command, MCP server, plugin or memory
+//     planted in the session's home or working directory takes effect; it
+//     opens no cross-session messaging socket, and confines the file tools
+//     to the working directory;
 //   - --setting-sources "": the same for settings, should a CLI read them
 //     despite --restricted;
+//   - --add-dir with the working directory itself, and
+//     CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1 in the settings' env:
+//     the repository's instructions (CLAUDE.md, .claude/CLAUDE.md, the
+//     files they import with @path, .claude/rules/*.md) reach the model
+//     as on a developer's laptop, the same text in the same place (the
+//     first user message's system-reminder), while its settings stay
+//     unread. --restricted alone, with or without --setting-sources
+//     project, loads none of them. The CLI itself skips an instruction
+//     file or import that is a symlink out of the directory, or a path
+//     outside it, and loads no nested CLAUDE.md of a subdirectory later
+//     (repo_realcli_test.go holds each; docs/SECURITY.md, "What a
+//     repository contributes", has the table);
 //   - --tools: only the tools Tools offers; every other one (scheduling,
 //     messaging other sessions, worktrees of the CLI's own, …) is off;
 //   - --strict-mcp-config: no MCP server but the host's own starts;
@@ -43,6 +55,10 @@ type Guard struct {
 	AskRules []string
 }
 
+// repoInstructionsEnv makes the CLI read the instruction files of its
+// --add-dir directories.
+const repoInstructionsEnv = "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"
+
 // guardModes are the permission modes a guarded process may run in.
 var guardModes = map[string]bool{"default": true, "plan": true}
 
@@ -61,21 +77,31 @@ func (g Guard) Settings() map[string]any {
 		perms["ask"] = g.AskRules
 	}
 	return map[string]any{
+		// The instructions of the --add-dir directory, which is the
+		// working directory: see Guard.
+		"env":                   map[string]string{repoInstructionsEnv: "1"},
 		"disableAutoMode":       "disable",
 		"useAutoModeDuringPlan": false,
 		"permissions":           perms,
 	}
 }
 
-func (g Guard) args(mode string) []string {
+// args are the guard's flags for a session in mode whose working
+// directory is dir ("": the current one, whose instructions then stay
+// unread).
+func (g Guard) args(mode, dir string) []string {
 	if mode == "" {
 		mode = "default"
 	}
 	b, _ := json.Marshal(g.Settings()) // strings and bools only: cannot fail
-	return []string{
+	args := []string{
 		"--permission-mode", mode, "--restricted", "--setting-sources", "",
 		"--tools", strings.Join(OfferedTools(), ","), "--strict-mcp-config", "--settings", string(b),
 	}
+	if dir != "" {
+		args = append(args, "--add-dir", dir)
+	}
+	return args
 }
 
 func (o *Options) checkGuard() error {

@@ -82,7 +82,7 @@ func (o *Options) Args() []string {
 		args = append(args, "--model", o.Model)
 	}
 	if o.Guard != nil {
-		args = append(args, o.Guard.args(o.PermissionMode)...)
+		args = append(args, o.Guard.args(o.PermissionMode, o.Dir)...)
 	} else if o.PermissionMode != "" {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}

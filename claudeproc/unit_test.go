@@ -55,9 +55,10 @@ func TestArgs(t *testing.T) {
 		{Options{Resume: "abc", ForkSession: true, Model: "claude-sonnet-4-5", PermissionMode: "plan"},
 			base + " --resume abc --fork-session --model claude-sonnet-4-5 --permission-mode plan"},
 		{Options{ForkSession: true, SessionID: "u-1"}, base + " --session-id u-1"},
-		{Options{Guard: &Guard{}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
-		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan` + guard + ` --settings {"disableAutoMode":"disable","permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
-		{Options{Guard: &Guard{AskRules: []string{"Bash"}}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","permissions":{"ask":["Bash"],"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
+		{Options{Guard: &Guard{}, Dir: "/srv/wt"}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false} --add-dir /srv/wt`},
+		{Options{Guard: &Guard{AskRules: []string{"Bash"}}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"ask":["Bash"],"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{AppendSystemPrompt: "be brief", AllowedTools: []string{"Read", "Bash(git:*)"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 5, ExtraArgs: []string{"--add-dir", "/srv"}},
 			base + " --append-system-prompt be brief --allowedTools Read Bash(git:*) --disallowedTools WebFetch --max-turns 5 --add-dir /srv"},
 	}
