@@ -271,7 +271,9 @@ func TestRealCLICronCreateOff(t *testing.T) {
 // the repository carries (the same under .claude/, CLAUDE.md) takes no
 // effect in a guarded session: no hook's marker file, no marker in what
 // the model is sent, no skill, agent or command listed, and Bash still
-// reaches the host. The control, unguarded, shows each would.
+// reaches the host; only the repository's own instructions (CLAUDE.md and
+// rules, which the guard hands the model: repo_realcli_test.go) reach the
+// model. The control, unguarded, shows each would.
 func TestRealCLIGuardIgnoresPlantedConfig(t *testing.T) {
 	kinds := []string{"claudemd", "rules", "skill", "agent", "command", "memory"}
 	for _, guarded := range []bool{true, false} {
@@ -337,6 +339,12 @@ func TestRealCLIGuardIgnoresPlantedConfig(t *testing.T) {
 			_, statErr := os.Stat(filepath.Join(c.dir, "ran-unasked"))
 			ranUnasked := statErr == nil
 			if guarded {
+				for _, want := range []string{"repo-claudemd", "repo-rules"} {
+					if !took[want] {
+						t.Errorf("guarded, the repository's %s did not reach the model (took %v)", want, took)
+					}
+					delete(took, want)
+				}
 				if len(took) > 0 {
 					t.Errorf("planted configuration took effect: %v", took)
 				}
