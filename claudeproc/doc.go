@@ -27,7 +27,8 @@
 //   - process.go: Process, one CLI's run (Start, its events, its exit);
 //     options.go: Options and the command line; guard.go: the launch
 //     guard (--permission-mode, --restricted, --setting-sources "",
-//     --strict-mcp-config, the deny rules in --settings); tools.go: every
+//     --strict-mcp-config, the deny rules in --settings, the repository's
+//     instructions by --add-dir); tools.go: every
 //     built-in tool classified governed, inert or off, and what --tools
 //     offers.
 //   - reader.go: the tolerant NDJSON reader, its line cap (10 MiB by
