@@ -80,6 +80,13 @@ func (s Sandbox) Check(ctx context.Context, dir string) error {
 	if _, err := sessionDir(dir, hidden); err != nil {
 		return err
 	}
+	return namespacesWork(ctx, bwrap)
+}
+
+// namespacesWork runs `true` in a sandbox of bwrap once: whether the host
+// lets it make the namespaces (a container's seccomp profile, a kernel
+// without unprivileged user namespaces may not).
+func namespacesWork(ctx context.Context, bwrap string) error {
 	args := append(slices.Clone(nsFlags), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--", "true")
 	if out, err := exec.CommandContext(ctx, bwrap, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("bubblewrap cannot make a sandbox here: %w: %s", err, bytes.TrimSpace(out))

@@ -135,6 +135,20 @@ func (s SandboxSettings) Build(ctx context.Context, h Host) (Runner, VersionInfo
 	return sb, VersionInfo{}, nil
 }
 
+// Works reports whether the sandbox can run on this host, changing
+// nothing: Bwrap is found and can make its namespaces here (what Build
+// checks, less the places). The bot's default runner is the sandbox when
+// it works.
+func (s SandboxSettings) Works(ctx context.Context) error {
+	bwrap, err := exec.LookPath(s.Bwrap)
+	if err != nil {
+		return fmt.Errorf("find bubblewrap: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return namespacesWork(ctx, bwrap)
+}
+
 // Sandbox is the runner of s on h. It hides the host's private files,
 // the bot user's own Claude Code credentials, and what Hide names.
 func (s SandboxSettings) Sandbox(h Host) Sandbox {

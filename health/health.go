@@ -56,10 +56,21 @@ type Config struct {
 	// cliCheckLimit: a check that starts a Pod is made less often, and
 	// given longer.
 	CLIRecheck, CLICheckLimit time.Duration
+	// Runner names the runner sessions run in and why it was chosen; it
+	// is shown, it does not decide readiness (local is a choice, not a
+	// fault).
+	Runner Runner
 	// Secrets are values no body may show (tokens, passwords, the
 	// database's path); any found in an error's text is replaced.
 	Secrets []string
 	Now     func() time.Time
+}
+
+// Runner is the runner in use: its CLAUDEOPS_RUNNER name, and how it was
+// chosen (set, or the default and why).
+type Runner struct {
+	Name string `json:"name"`
+	Why  string `json:"why"`
 }
 
 // cliResult is one check of the claude CLI.

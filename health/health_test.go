@@ -58,7 +58,8 @@ type readyDoc struct {
 		Writable bool
 		Error    string
 	} `json:"database"`
-	CLI struct {
+	Runner struct{ Name, Why string } `json:"runner"`
+	CLI    struct {
 		Found                bool
 		Path, Version, Level string
 		Message              string
@@ -222,6 +223,22 @@ func TestReadyz(t *testing.T) {
 				tt.check(t, d)
 			}
 		})
+	}
+}
+
+// TestReadyzShowsRunner: /readyz names the runner and why it was chosen;
+// the local runner, chosen for want of bubblewrap, is said, not a fault.
+func TestReadyzShowsRunner(t *testing.T) {
+	why := "the default without a working bubblewrap (find bubblewrap: not found)"
+	srv := serve(t, New(Config{Adapters: []Conn{connected("console")}, Sessions: stubSessions{}, DB: openStore(t),
+		CheckCLI: cliAt(fakeCLI(t, claudeproc.TestedVersion.String())), Runner: Runner{Name: "local", Why: why}}))
+	code, body := get(t, srv, "/readyz")
+	var d readyDoc
+	if err := json.Unmarshal(body, &d); err != nil || d.Ready == nil {
+		t.Fatalf("body %s: %v", body, err)
+	}
+	if code != http.StatusOK || !*d.Ready || d.Runner.Name != "local" || d.Runner.Why != why {
+		t.Errorf("%d ready=%v runner %+v, want 200, ready, local and why; body:\n%s", code, *d.Ready, d.Runner, body)
 	}
 }
 

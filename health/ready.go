@@ -21,6 +21,7 @@ type readyReport struct {
 	Adapters  []adapterReport `json:"adapters"`
 	Database  dbReport        `json:"database"`
 	CLI       cliReport       `json:"cli"`
+	Runner    Runner          `json:"runner"`
 	Sessions  sessionsReport  `json:"sessions"`
 }
 
@@ -67,7 +68,8 @@ func (h *Health) serveReady(w http.ResponseWriter, r *http.Request) {
 // ready runs the checks (the database and the CLI at once) and says what
 // stands in the way, every reason.
 func (h *Health) ready(ctx context.Context) readyReport {
-	rep := readyReport{Version: h.cfg.Version, CheckedAt: h.cfg.Now().UTC(), Reasons: []string{}}
+	rep := readyReport{Version: h.cfg.Version, CheckedAt: h.cfg.Now().UTC(), Reasons: []string{},
+		Runner: Runner{Name: h.cfg.Runner.Name, Why: h.redact(h.cfg.Runner.Why)}}
 	var (
 		wg            sync.WaitGroup
 		db            dbReport

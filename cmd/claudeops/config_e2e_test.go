@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
 // runOnce runs the bot's binary (this test binary re-executed as main, see
@@ -27,7 +29,7 @@ func runOnce(t *testing.T, bin string, env []string, cred *syscall.Credential, a
 		args = []string{"console"}
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
+	cmd.Env = append(testrunner.Explicit(env), "CLAUDEOPS_TEST_RUN_MAIN=1")
 	cmd.Stdin = strings.NewReader("")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
 // TestConsoleSettingsChecked: the console's settings are checked with the
@@ -34,7 +36,7 @@ func TestConsoleSettingsChecked(t *testing.T) {
 				"CLAUDEOPS_STATE_DIR=" + filepath.Join(t.TempDir(), "state"),
 			}, tt.env...)
 			var out, errb bytes.Buffer
-			code := run([]string{"console"}, env, strings.NewReader(""), &out, &errb)
+			code := run([]string{"console"}, testrunner.Explicit(env), strings.NewReader(""), &out, &errb)
 			if code != exitConfig || !strings.Contains(errb.String(), tt.want) || !strings.Contains(errb.String(), "nothing was started") {
 				t.Errorf("exit %d, want %d with %q; stderr:\n%s", code, exitConfig, tt.want, errb.String())
 			}

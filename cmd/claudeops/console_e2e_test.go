@@ -45,7 +45,7 @@ func startConsole(t *testing.T, env []string, stdout, stderr *os.File) *consoleP
 func startConsoleTyped(t *testing.T, env []string, tty *pty, stdout, stderr *os.File) *consoleProc {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "console")
-	cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
+	cmd.Env = append(testrunner.Explicit(env), "CLAUDEOPS_TEST_RUN_MAIN=1")
 	p := &consoleProc{cmd: cmd, done: make(chan error, 1)}
 	if tty != nil {
 		cmd.Stdin = tty.slave

@@ -54,7 +54,7 @@ func startBotProc(t *testing.T, env []string) *botProc {
 // user, say) with env as a botProc.
 func startBotCmd(t *testing.T, cmd *exec.Cmd, env []string) *botProc {
 	t.Helper()
-	cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
+	cmd.Env = append(testrunner.Explicit(env), "CLAUDEOPS_TEST_RUN_MAIN=1")
 	return startProc(t, cmd)
 }
 

@@ -25,6 +25,7 @@ func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health.Health {
 		DB:       a.st,
 		CheckCLI: cliChecker(cfg, runner),
 		Secrets:  healthSecrets(cfg),
+		Runner:   health.Runner{Name: cfg.Runner.Kind, Why: cfg.Runner.why},
 	}
 	if r, ok := cfg.Runner.inUse().(cliRechecker); ok {
 		hc.CLIRecheck, hc.CLICheckLimit = r.CLIRecheck()

@@ -30,7 +30,7 @@ func TestHomesAreTheBots(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := loadConfig(append(tt.env, "HOME="+t.TempDir(), "CLAUDEOPS_WORKDIR="+work))
+			c, err := loadConfig(append(tt.env, "HOME="+t.TempDir(), "CLAUDEOPS_WORKDIR="+work, "CLAUDEOPS_RUNNER=local"))
 			if err != nil {
 				t.Fatal(err)
 			}

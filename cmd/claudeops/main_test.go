@@ -11,6 +11,7 @@ import (
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
 func fakeCLI(t *testing.T, version string) string {
@@ -41,7 +42,7 @@ func TestVersionCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := []string{"CLAUDEOPS_CLAUDE_BIN=" + tt.bin(t), "PATH=" + os.Getenv("PATH")}
-			code := run(tt.args, env, strings.NewReader(""), &out, &errb)
+			code := run(tt.args, testrunner.Explicit(env), strings.NewReader(""), &out, &errb)
 			all := out.String() + errb.String()
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; output:\n%s", code, tt.code, all)
@@ -105,7 +106,7 @@ func TestMatrixConfigErrors(t *testing.T) {
 			var out, errb bytes.Buffer
 			env := append([]string{"CLAUDEOPS_CLAUDE_BIN=" + fakeCLI(t, "2.1.330"), "PATH=" + os.Getenv("PATH"),
 				"CLAUDEOPS_DB=" + filepath.Join(t.TempDir(), "db")}, tt.env...)
-			code := run(nil, env, strings.NewReader(""), &out, &errb)
+			code := run(nil, testrunner.Explicit(env), strings.NewReader(""), &out, &errb)
 			if code != tt.code || !strings.Contains(errb.String(), tt.want) {
 				t.Errorf("exit %d (want %d), output lacks %q:\n%s", code, tt.code, tt.want, errb.String())
 			}

@@ -127,7 +127,7 @@ func newMatrixEnvRun(t *testing.T) *matrixEnvRun {
 func (r *matrixEnvRun) start() *exec.Cmd {
 	t := r.t
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = r.env
+	cmd.Env = testrunner.Explicit(r.env)
 	cmd.Stdin = nil
 	cmd.Stderr = &testLog{t: t}
 	var err error

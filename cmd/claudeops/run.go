@@ -27,6 +27,7 @@ import (
 // every problem of the configuration at once, loadConfig's (cfgErr)
 // included, and runs the bot when there is none.
 func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+	runnerWarning := cfg.Runner.choose(ctx)
 	bad, info := startChecks(ctx, cfg, consoleOnly)
 	var ce *configError
 	switch {
@@ -65,6 +66,11 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 		return exitFailure
 	}
 	defer logFile.Close()
+	if runnerWarning != "" {
+		log.Warn(runnerWarning, "runner", cfg.Runner.Kind)
+	} else {
+		log.Info("runner", "runner", cfg.Runner.Kind, "chosen", cfg.Runner.why)
+	}
 	if msg := credentialWarning(cfg, cfg.raw); msg != "" {
 		log.Warn(msg, "runner", cfg.Runner.Kind)
 	}

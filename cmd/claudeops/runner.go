@@ -44,11 +44,36 @@ type runnerKind interface {
 // (CLAUDEOPS_RUNNER) and holds every runner's settings. Adding a runner is
 // one field here.
 type runnerConfig struct {
-	Kind       string `env:"CLAUDEOPS_RUNNER" envDefault:"local"`
+	// Kind is the runner's Name; "" until choose settles the default.
+	Kind       string `env:"CLAUDEOPS_RUNNER"`
 	Local      claudeproc.LocalSettings
 	Sandbox    claudeproc.SandboxSettings
 	Docker     docker.Settings
 	Kubernetes kubernetes.Settings
+	// why says how Kind was chosen (choose), for the log and /readyz.
+	why string
+}
+
+// choose settles the runner at start: the one CLAUDEOPS_RUNNER names,
+// else the sandbox when bubblewrap works on this host, else local. Only a
+// start asks bubblewrap: the other commands need no runner. warning is
+// for the operator when the default fell back to local: sessions then
+// see everything the bot's user can.
+func (r *runnerConfig) choose(ctx context.Context) (warning string) {
+	if r.Kind != "" {
+		r.why = "set by CLAUDEOPS_RUNNER"
+		return ""
+	}
+	err := r.Sandbox.Works(ctx)
+	if err == nil {
+		r.Kind, r.why = r.Sandbox.Name(), "the default: bubblewrap works on this host"
+		return ""
+	}
+	r.Kind, r.why = r.Local.Name(), "the default without a working bubblewrap ("+err.Error()+")"
+	return "sessions run with the local runner, not sandboxed: bubblewrap does not work here (" + err.Error() + "). " +
+		"An approved command runs as the bot's user and can read and change everything that user can. " +
+		"For the sandbox, install bubblewrap (Debian: apt-get install bubblewrap) where the bot may make user namespaces; " +
+		"or set CLAUDEOPS_RUNNER=local to choose the local runner knowingly and silence this"
 }
 
 // kinds are the runners, in the order of r's fields.
@@ -64,10 +89,15 @@ func (r *runnerConfig) inUse() runnerKind {
 	return nil
 }
 
-// check lists what is wrong with the runner in use on h.
+// check lists what is wrong with the runner in use on h; the default,
+// chosen at start, has nothing to check before (neither local nor the
+// sandbox checks its settings without the host).
 func (r *runnerConfig) check(h claudeproc.Host) []problem {
 	k := r.inUse()
-	if k == nil {
+	switch {
+	case r.Kind == "":
+		return nil
+	case k == nil:
 		var names []string
 		for _, k := range r.kinds() {
 			names = append(names, k.Name())

@@ -62,7 +62,7 @@ type slackBot struct {
 func startSlackBot(t *testing.T, env []string) *slackBot {
 	t.Helper()
 	b := &slackBot{cmd: exec.Command(os.Args[0]), stderr: &lockedBuffer{}, done: make(chan error, 1)}
-	b.cmd.Env = append(env, "CLAUDEOPS_TEST_RUN_MAIN=1")
+	b.cmd.Env = append(testrunner.Explicit(env), "CLAUDEOPS_TEST_RUN_MAIN=1")
 	b.cmd.Stderr = b.stderr
 	if err := b.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testcli"
 	"github.com/claudeops/claudeops/internal/testkit"
+	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
 // withUmask runs start (which forks) under umask m: the child keeps it.
@@ -126,7 +127,7 @@ func testSecretsNotInProcessEnvironment(t *testing.T, cli string, viaFile bool) 
 	}
 	env = append(env, slackTokenEnv(t, viaFile, botToken, appToken)...)
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = env
+	cmd.Env = testrunner.Explicit(env)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

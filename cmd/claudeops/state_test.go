@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
 // TestStateDirDefaults: where the bot keeps its state when told nothing,
@@ -124,7 +126,7 @@ func TestStateApartFromWorkdir(t *testing.T) {
 			var out, errb bytes.Buffer
 			// The console with no input: a start that passes opens the
 			// store (creating the state) and ends at once.
-			code := run([]string{"console"}, env, strings.NewReader(""), &out, &errb)
+			code := run([]string{"console"}, testrunner.Explicit(env), strings.NewReader(""), &out, &errb)
 			after := tree(t, root)
 			if tt.ok {
 				if code != 0 || after == before {
