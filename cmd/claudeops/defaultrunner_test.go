@@ -1,12 +1,18 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testkit"
 )
 
 // TestDefaultRunner: without CLAUDEOPS_RUNNER the start chooses the
@@ -75,4 +81,174 @@ func TestDefaultRunner(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDefaultRunnerConsole: the README's first command as a newcomer runs
+// it: no credentials of a platform (the console), no setting of the bot,
+// a fresh home, `claude` on PATH. Where bubblewrap is on PATH the
+// session's CLI runs sandboxed; where PATH lacks it, it runs as the
+// bot's child, and the log and /readyz say so. The oracle is the kernel's:
+// the CLI's mount namespace against the bot's, and its parent's name.
+func TestDefaultRunnerConsole(t *testing.T) {
+	bin, bwrap := testcli.Bin(t), testcli.Bwrap(t)
+	for _, tt := range []struct {
+		name      string
+		withBwrap bool
+	}{{"bubblewrap on PATH", true}, {"no bubblewrap on PATH", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			api := fakeanthropic.Start(t, fakeanthropic.ChatScript(nil))
+			path := pathWithout(t, bwrap, tt.withBwrap, bin)
+			work := t.TempDir()
+			env := testkit.CLIEnv(t.TempDir(), api.URL, "CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_RUNNER=")
+			env = append(env, "PATH="+path) // the later entry wins
+			cmd := exec.Command(os.Args[0])
+			cmd.Dir = work
+			b := startBotCmd(t, cmd, env)
+			o := newOpsView(t, func() string { return strings.Join(b.logLines(), "\n") })
+			b.say("hello")
+			b.expect(`^\[main\] claude: ok: .*hello$`)
+
+			cli := cliProcess(t, b.cmd.Process.Pid, bin)
+			sameNS := readLink(t, cli, "ns/mnt") == readLink(t, b.cmd.Process.Pid, "ns/mnt")
+			parent := procComm(t, parentOf(t, cli))
+			_, d := o.ready()
+			log := strings.Join(b.logLines(), "\n")
+			if tt.withBwrap {
+				if sameNS || parent != "bwrap" {
+					t.Errorf("the CLI (pid %d) shares the bot's mount namespace: %v; its parent is %q: want it inside bwrap", cli, sameNS, parent)
+				}
+				if d.Runner.Name != "sandbox" || !strings.Contains(d.Runner.Why, "default") || strings.Contains(log, "level=WARN msg=\"sessions run with the local runner") {
+					t.Errorf("/readyz runner %+v; log:\n%s", d.Runner, log)
+				}
+			} else {
+				if !sameNS || parent == "bwrap" {
+					t.Errorf("the CLI (pid %d) in the bot's mount namespace: %v, its parent %q: want a local child", cli, sameNS, parent)
+				}
+				if d.Runner.Name != "local" || !strings.Contains(d.Runner.Why, "bubblewrap") {
+					t.Errorf("/readyz runner %+v, want local and why", d.Runner)
+				}
+				for _, w := range []string{`level=WARN msg="sessions run with the local runner, not sandboxed`, "apt-get install bubblewrap", "CLAUDEOPS_RUNNER=local"} {
+					if !strings.Contains(log, w) {
+						t.Errorf("the log lacks %q:\n%s", w, log)
+					}
+				}
+			}
+			if err := b.endInput(90 * time.Second); err != nil {
+				t.Errorf("bot exit: %v", err)
+			}
+		})
+	}
+}
+
+// pathWithout is a PATH of one directory holding links to every program
+// of the test's PATH, with `claude` the CLI under test, and bubblewrap
+// only when with is set.
+func pathWithout(t *testing.T, bwrap string, with bool, cli string) string {
+	t.Helper()
+	dir := t.TempDir()
+	link := func(name, target string) {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return // the first on PATH wins
+		}
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("claude", cli)
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			p := filepath.Join(d, e.Name())
+			if real, _ := filepath.EvalSymlinks(p); !with && (e.Name() == "bwrap" || real == bwrap) {
+				continue
+			}
+			link(e.Name(), p)
+		}
+	}
+	return dir
+}
+
+// cliProcess is the pid of the one process below pid whose program is the
+// CLI bin.
+func cliProcess(t *testing.T, pid int, bin string) int {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []int
+	for _, p := range descendants(pid) {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if r, _ := filepath.EvalSymlinks(argv0); argv0 != "" && (argv0 == bin || r == real || argv0 == real) {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("the CLI %s below the bot (%d): %v, want one", bin, pid, found)
+	}
+	return found[0]
+}
+
+// descendants are the processes below pid, from /proc's parent links.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if pp, err := ppid(p); err == nil {
+			children[pp] = append(children[pp], p)
+		}
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		out = append(out, children[queue[0]]...)
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
+}
+
+// ppid reads a process's parent from /proc/<pid>/stat (after the command
+// name, which may hold spaces and parentheses).
+func ppid(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("stat of %d: %q", pid, s)
+	}
+	return strconv.Atoi(fields[1])
+}
+
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	p, err := ppid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func procComm(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func readLink(t *testing.T, pid int, name string) string {
+	t.Helper()
+	l, err := os.Readlink(fmt.Sprintf("/proc/%d/%s", pid, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

@@ -43,6 +43,7 @@ type readyDoc struct {
 		Path, Version, Level string
 	} `json:"cli"`
 	Sessions struct{ Live, Queued int } `json:"sessions"`
+	Runner   struct{ Name, Why string } `json:"runner"`
 }
 
 // opsView reads a running bot's endpoints and keeps every body it got,
