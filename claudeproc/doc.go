@@ -61,6 +61,7 @@
 //     tags (LocalSettings, SandboxSettings; docker.Settings and
 //     kubernetes.Settings in theirs) that checks itself against the bot's
 //     Host, builds its runner, names the directories it owns and whether an
-//     image holds the CLI; imageversion.go: that image's CLI checked, as
+//     image holds the CLI (SandboxSettings.Works: whether bubblewrap can
+//     make the sandbox here, which the bot's default runner depends on); imageversion.go: that image's CLI checked, as
 //     CheckVersion does.
 package claudeproc

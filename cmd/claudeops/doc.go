@@ -41,8 +41,11 @@
 //     (claudeproc.LocalSettings, claudeproc.SandboxSettings,
 //     docker.Settings, kubernetes.Settings: its env tags, Check at load,
 //     HostCheck at start, Build, OwnDirs, ImageCLI, told of the bot through
-//     a claudeproc.Host); CLAUDEOPS_RUNNER picks one by its Name. Adding a
-//     runner is its type and one field of runnerConfig.
+//     a claudeproc.Host); CLAUDEOPS_RUNNER picks one by its Name. Unset,
+//     each start chooses (runnerConfig.choose): the sandbox where
+//     bubblewrap can make its namespaces, else local with a warning; the
+//     log and /readyz say which and why. Adding a runner is its type and
+//     one field of runnerConfig.
 //   - platform.go: the chat platforms as a list: a platform's settings are
 //     its adapter's Config, tagged in its package; platform_console.go,
 //     platform_slack.go, platform_matrix.go say whether each is set up,
