@@ -8,7 +8,8 @@
 //   - GET /readyz (readiness): 200 with "ready": true when every adapter
 //     is connected, the database takes a write and the claude CLI is found
 //     and not incompatible; else 503 with every reason in "reasons". It
-//     also shows the live and queued sessions.
+//     also shows the live and queued sessions, and the runner sessions run
+//     in and why it was chosen (Config.Runner), which decides nothing.
 //
 // Every check is bounded (readyBudget) and runs at most once at a time, so
 // a stuck database cannot hang the endpoint nor pile up probes. The bodies
