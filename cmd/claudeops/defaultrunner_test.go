@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,10 +177,9 @@ func cliProcess(t *testing.T, pid int, bin string) int {
 	}
 	var found []int
 	for _, p := range descendants(pid) {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
-		argv0, _, _ := strings.Cut(string(b), "\x00")
-		if r, _ := filepath.EvalSymlinks(argv0); argv0 != "" && (argv0 == bin || r == real || argv0 == real) {
-			found = append(found, p)
+		argv0, _, _ := strings.Cut(p.cmdline, " ")
+		if r, _ := filepath.EvalSymlinks(argv0); argv0 == bin || argv0 == real || r == real {
+			found = append(found, p.pid)
 		}
 	}
 	if len(found) != 1 {
@@ -190,49 +188,29 @@ func cliProcess(t *testing.T, pid int, bin string) int {
 	return found[0]
 }
 
-// descendants are the processes below pid, from /proc's parent links.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, err := ppid(p); err == nil {
-			children[pp] = append(children[pp], p)
-		}
+// descendants are the live processes below pid, by their parents.
+func descendants(pid int) []proc {
+	children := map[int][]proc{}
+	for _, p := range allProcs() {
+		children[p.ppid] = append(children[p.ppid], p)
 	}
-	var out []int
+	var out []proc
 	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		out = append(out, children[queue[0]]...)
-		queue = append(queue, children[queue[0]]...)
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c.pid)
+		}
 	}
 	return out
 }
 
-// ppid reads a process's parent from /proc/<pid>/stat (after the command
-// name, which may hold spaces and parentheses).
-func ppid(pid int) (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 2 {
-		return 0, fmt.Errorf("stat of %d: %q", pid, s)
-	}
-	return strconv.Atoi(fields[1])
-}
-
 func parentOf(t *testing.T, pid int) int {
 	t.Helper()
-	p, err := ppid(pid)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := readProc(pid)
+	if !ok {
+		t.Fatalf("process %d is gone", pid)
 	}
-	return p
+	return p.ppid
 }
 
 func procComm(t *testing.T, pid int) string {
