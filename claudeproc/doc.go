@@ -39,7 +39,10 @@
 //   - writer.go: user messages, control responses (allow, deny) and our
 //     own control requests (interrupt, set_permission_mode, set_model,
 //     initialize); control.go: their request_id multiplexing; mcp.go: the
-//     SDK-hosted MCP server's messages (--mcp-config with "type":"sdk").
+//     SDK-hosted MCP server's messages (--mcp-config with "type":"sdk");
+//     mcpservers.go: the operator's MCP servers, read by the CLI from a
+//     pipe (--mcp-config /dev/fd/3), never from its command line or
+//     environment.
 //   - env.go: the child's environment, an allowlist (BuildEnv): never the
 //     bot's chat secrets; version.go: the CLI's version and whether it is
 //     supported (CheckVersion); shutdown.go: bounded shutdown.

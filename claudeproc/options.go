@@ -1,6 +1,7 @@
 package claudeproc
 
 import (
+	"encoding/json"
 	"log/slog"
 	"strconv"
 	"time"
@@ -31,6 +32,15 @@ type Options struct {
 	// SDKMCPServers names MCP servers the host serves itself over the
 	// control protocol (MCPMessage, RespondMCP; see mcp.go).
 	SDKMCPServers []string
+	// MCPServers are MCP servers the operator gives the session, by
+	// name: each the CLI's own server object (stdio: command, args, env;
+	// http: url, headers), secrets included. The CLI reads them from a
+	// pipe, never from its command line or environment (mcpservers.go);
+	// the Runner must be a ConfigPasser.
+	MCPServers map[string]json.RawMessage
+	// PluginDirs are local plugin directories the operator trusts
+	// (--plugin-dir each).
+	PluginDirs []string
 	// Runner starts the CLI; nil is Local{}, a child process of ours.
 	Runner Runner
 	// Session names the session to the runner.
@@ -87,6 +97,12 @@ func (o *Options) Args() []string {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
 	args = append(args, o.mcpArgs()...)
+	if len(o.MCPServers) > 0 {
+		args = append(args, "--mcp-config", MCPConfigPath)
+	}
+	for _, d := range o.PluginDirs {
+		args = append(args, "--plugin-dir", d)
+	}
 	if o.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)
 	}

@@ -94,28 +94,33 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		runner = Local{}
 	}
 
+	mcpConfig, err := opts.mcpConfigPipe(runner)
+	if err != nil {
+		return nil, err
+	}
 	// Our own pipes: the child gets *os.File ends, so exec.Cmd starts no
 	// copying goroutines and Wait returns when the process exits even if a
 	// grandchild still holds stdout.
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		closeFiles(mcpConfig)
 		return nil, fmt.Errorf("stdin pipe: %w", err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		closeFiles(inR, inW)
+		closeFiles(inR, inW, mcpConfig)
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		closeFiles(inR, inW, outR, outW)
+		closeFiles(inR, inW, outR, outW, mcpConfig)
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
 	// The runner owns the child's ends from here on.
 	h, err := runner.Start(ctx, Spec{
 		Bin: opts.Bin, Args: opts.Args(), Dir: opts.Dir, Env: opts.Env, Session: opts.Session,
 		Progress: opts.Progress,
-		Stdin:    inR, Stdout: outW, Stderr: errW,
+		Stdin:    inR, Stdout: outW, Stderr: errW, MCPConfig: mcpConfig,
 	})
 	if err != nil {
 		closeFiles(inW, outR, errR)

@@ -44,6 +44,11 @@ type Spec struct {
 	// Stdin is the CLI's end of its input pipe; Stdout and Stderr the
 	// write ends of its output pipes.
 	Stdin, Stdout, Stderr *os.File
+	// MCPConfig, when set, is the read end of a pipe holding the
+	// operator's MCP servers: a ConfigPasser gives it to the CLI as its
+	// descriptor 3 (MCPConfigPath) and owns it as it owns the three
+	// above; other runners are never given one.
+	MCPConfig *os.File
 }
 
 // Session identifies a session to a runner. Keys are the bot's own
@@ -106,7 +111,7 @@ type Local struct {
 
 // Start implements Runner.
 func (l Local) Start(_ context.Context, spec Spec) (Handle, error) {
-	defer closeFiles(spec.Stdin, spec.Stdout, spec.Stderr) // the child has its copies
+	defer closeFiles(spec.Stdin, spec.Stdout, spec.Stderr, spec.MCPConfig) // the child has its copies
 	bin, err := exec.LookPath(spec.Bin)
 	if err != nil {
 		return nil, fmt.Errorf("find claude CLI %q: %w", spec.Bin, err)
@@ -128,6 +133,9 @@ func (l Local) Start(_ context.Context, spec Spec) (Handle, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	if spec.MCPConfig != nil {
+		cmd.ExtraFiles = []*os.File{spec.MCPConfig} // descriptor 3: MCPConfigPath
+	}
 	// Its own session: no controlling terminal to push input into, and a
 	// process group of its own, so that signals reach the tools it keeps
 	// in it. A session of its own also keeps the kernel from continuing

@@ -81,6 +81,8 @@ var places = []place{
 	{"internal/permcompare", nil, "tests only"},
 	{"internal/importrules", nil, "tests only"},
 	{"internal/testcli", nil, "tests' helper"},
+	{"internal/testmcp", nil, "tests' helper: a stdio MCP server of the tests' own, and its marks"},
+	{"internal/testmcp/cmd/testmcp", nil, "the tests' stdio MCP server"},
 	{"internal/testkit", []string{"adapters"}, "tests' helper: what several packages' tests share (a clock, waits, output, golden files)"},
 	{"internal/testcli/cmd/gotestsplit", nil, "scripts/test's helper"},
 	{"internal/testcli/cmd/realclitests", []string{"internal/testcli"}, "scripts/test's helper"},

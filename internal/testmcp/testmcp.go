@@ -1,0 +1,85 @@
+// Package testmcp is, for tests, a tiny stdio MCP server (cmd/testmcp)
+// built with the go tool, and the marks it leaves: the oracle of whether
+// an operator's MCP server started, and which of its tool calls ran.
+package testmcp
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Tool is the server's one tool; the CLI names it mcp__<server>__touch.
+const Tool = "touch"
+
+// TokenEnv is the variable whose value the server writes in its start mark.
+const TokenEnv = "TESTMCP_TOKEN"
+
+var (
+	buildOnce sync.Once
+	built     string
+	buildErr  error
+)
+
+// Build compiles the server once per test binary and copies it into dir
+// (where the runner under test can see it: a sandbox hides the host's
+// /tmp); it returns the copy's path.
+func Build(t testing.TB, dir string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		out, err := os.MkdirTemp("", "testmcp")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		built = filepath.Join(out, "testmcp")
+		cmd := exec.Command("go", "build", "-o", built, "github.com/claudeops/claudeops/internal/testmcp/cmd/testmcp")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			buildErr = errors.New(string(b))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build testmcp: %v", buildErr)
+	}
+	data, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "testmcp")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Started reports whether the server started with marks as its -marks
+// directory, and the token it was given.
+func Started(t testing.TB, marks string) (bool, string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(marks, "started"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, ""
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true, string(b)
+}
+
+// Called lists the names its tool calls were made with, in order.
+func Called(t testing.TB, marks string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(marks, "called"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
