@@ -130,6 +130,7 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 		l := thread.Launch{Dir: o.Dir, Resume: o.Resume != ""}
 		s.launch(&l)
 		o.ExtraArgs = append(o.ExtraArgs, l.ExtraArgs...)
+		o.MCPServers, o.PluginDirs = l.MCPServers, append(o.PluginDirs, l.PluginDirs...)
 	}
 	p, err := s.start(life, o)
 	if err != nil {

@@ -35,7 +35,8 @@
 //     its workspace (the session's working directory) or refuse the
 //     start.
 //  3. Launcher.BeforeLaunch runs once the slot is taken, just before
-//     claude starts: it may add CLI arguments (a budget cap).
+//     claude starts: it may add CLI arguments (a budget cap), MCP servers
+//     and plugin directories (the operator's).
 //
 // While the turn runs:
 //

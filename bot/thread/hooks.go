@@ -40,6 +40,11 @@ type Launch struct {
 	Resume bool
 	// ExtraArgs are added to its command line.
 	ExtraArgs []string
+	// MCPServers and PluginDirs are added to its options
+	// (claudeproc.Options): the operator's servers, secrets included,
+	// which never go on the command line.
+	MCPServers map[string]json.RawMessage
+	PluginDirs []string
 }
 
 // TurnEnder runs when a turn ended with a result, in the order of

@@ -7,6 +7,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/scheduler"
 )
 
@@ -45,6 +46,9 @@ type config struct {
 	// LogFile is where the log goes when the console shares one terminal
 	// with it (logging.go); "" is claudeops.log in the state directory.
 	LogFile string `env:"CLAUDEOPS_LOG_FILE"`
+	// mcp is the operator's MCP servers and plugin directories, checked
+	// (mcpservers.go).
+	mcp *mcpservers.Catalog
 	// raw is the environment it was parsed from: problems show values as
 	// the operator wrote them (never a secret's: problem.line).
 	raw map[string]string
@@ -71,6 +75,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, asProblems(c.readSecretFiles(m))...)
 	bad = append(bad, asProblems(c.placeState(m))...)
 	bad = append(bad, c.placeWorkspaces(m)...)
+	bad = append(bad, c.mcpChecks()...)
 	bad = append(bad, keepUnfailed(c.Runner.check(c.host(nil)), failed)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}

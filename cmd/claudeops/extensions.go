@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/claudeops/claudeops/bot/limits"
+	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
@@ -20,6 +21,8 @@ type extensions struct {
 	// bot, the scheduler's Runner) and takes the schedule commands to the
 	// scheduler (SetScheduler).
 	schedules *scheduled.Extension
+	// mcp gives channels the operator's MCP servers and plugins.
+	mcp *mcpservers.Extension
 }
 
 // extensionsConfig holds the extensions' settings, each its package's
@@ -29,6 +32,7 @@ type extensionsConfig struct {
 	Limits     limits.Config
 	Workspaces workspaces.Config
 	Schedules  scheduled.Config
+	MCP        mcpservers.Config
 }
 
 // newExtensions builds the extensions over the open store.
@@ -46,12 +50,14 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		limits:     limits.New(cfg.Extensions.Limits),
 		workspaces: ws,
 		schedules:  scheduled.New(sc),
+		mcp:        mcpservers.New(cfg.mcp),
 	}, nil
 }
 
 // list is the extensions in the order their hooks run: limits first (a
 // turn's spend, and why a limit stopped it), then workspaces (the change
-// summary, a scheduled run's push), then schedules (the run's record).
+// summary, a scheduled run's push), then schedules (the run's record),
+// then the operator's MCP servers (launch only).
 func (e extensions) list() []thread.Extension {
-	return []thread.Extension{e.limits, e.workspaces, e.schedules}
+	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp}
 }

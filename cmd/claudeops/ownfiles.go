@@ -6,7 +6,8 @@ import (
 )
 
 // ownFiles are the bot's own files (its database, the files the platforms
-// keep beside it, the log), its state directory and the directories its
+// keep beside it, the log, the operator's MCP servers file and the secret
+// files it names), its state directory and the directories its
 // runners own (the CLI homes, also where CLAUDEOPS_SANDBOX_HOMES puts them
 // outside the state directory), absolute, each also with its symlinks
 // resolved when that differs: no rule, grant or mode lets a tool call
@@ -31,6 +32,7 @@ func ownFiles(cfg config) []string {
 		out = append(out, absPath(f))
 	}
 	out = append(out, logPath(cfg))
+	out = append(out, cfg.mcp.Files()...) // the operator's MCP servers' secrets
 	for _, p := range out {
 		if r, err := realPath(p); err == nil && r != p && !slices.Contains(out, r) {
 			out = append(out, r)

@@ -1,0 +1,22 @@
+// Package mcpservers is the extension that gives a channel's sessions the
+// MCP servers and plugin directories the operator chose for it.
+//
+// The operator lists servers in a file (Config.ServersFile) in the CLI's
+// own mcpServers shape (stdio: command, args, env; http: url, headers),
+// each with the channels that get it ("channels": platform channel or
+// room ids, or "*"). A value of env or headers is a string or
+// {"file": "/abs/path"}: the secret is read from that file (trailing
+// newlines dropped) at every launch, so a rotated secret takes effect at
+// the next session. Load checks the whole file at start and lists every
+// problem at once. Plugin directories (Config.PluginDirs) go to every
+// channel.
+//
+// At launch (thread.Launcher) the part hands the channel's servers, with
+// their secrets, to claudeproc (Options.MCPServers), which passes them to
+// the CLI through a pipe, never its command line or environment; a
+// channel given none launches exactly as before. The servers' tools are
+// asked about like any tool (can_use_tool).
+//
+// Files: config.go: Config, the file's format and Load; mcpservers.go:
+// the Extension and its Launcher.
+package mcpservers

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/claudeops/claudeops/bot/mcpservers"
+	"github.com/claudeops/claudeops/bot/mcptools"
+	"github.com/claudeops/claudeops/internal/fspath"
+)
+
+// mcpChecks loads the operator's MCP servers and plugin directories
+// (bot/mcpservers) into c, every problem of the file listed. The servers'
+// configuration reaches the CLI through a pipe, which only a runner that
+// runs the CLI on this host can give it.
+func (c *config) mcpChecks() []problem {
+	m := &c.Extensions.MCP
+	m.Reserved = []string{mcptools.ServerName}
+	cat, err := mcpservers.Load(*m)
+	c.mcp = cat
+	var bad []problem
+	if err != nil {
+		bad = asProblems(strings.Split(err.Error(), "\n"))
+	}
+	bad = append(bad, c.mcpProgramChecks(cat)...)
+	if k := c.Runner.inUse(); k != nil && k.ImageCLI() && len(cat.Servers) > 0 {
+		bad = append(bad, problem{name: "CLAUDEOPS_MCP_SERVERS_FILE", want: "the operator's MCP servers need a runner that runs the CLI on this host (CLAUDEOPS_RUNNER local or sandbox): their configuration reaches the CLI through a pipe"})
+	}
+	return bad
+}
+
+// mcpProgramChecks: a stdio server's program and a plugin directory run
+// with the operator's trust (a plugin's hooks run unasked, a server gets
+// its secrets), so none may lie where sessions write: the working
+// directories.
+func (c *config) mcpProgramChecks(cat *mcpservers.Catalog) []problem {
+	var bad []problem
+	for _, p := range cat.Programs() {
+		for _, dir := range []string{c.Bot.Workdir, c.Workspaces} {
+			if dir == "" {
+				continue
+			}
+			if fspath.Within(resolved(p), resolved(dir)) {
+				bad = append(bad, problem{want: fmt.Sprintf("CLAUDEOPS_MCP_SERVERS_FILE, CLAUDEOPS_PLUGIN_DIRS: %s lies in %s, where sessions write: a session could change what runs with the operator's trust", p, dir)})
+				break
+			}
+		}
+	}
+	return bad
+}
+
+// resolved is p absolute, its symlinks resolved where it exists.
+func resolved(p string) string {
+	p = absPath(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
