@@ -62,6 +62,13 @@ func (r recordingRunner) Start(ctx context.Context, spec claudeproc.Spec) (claud
 	return &recordedHandle{Handle: h, r: r, id: id}, nil
 }
 
+// PassesMCPConfig implements claudeproc.ConfigPasser as its runner does:
+// the operator's MCP servers go through it to the CLI.
+func (r recordingRunner) PassesMCPConfig() bool {
+	cp, ok := r.inner.(claudeproc.ConfigPasser)
+	return ok && cp.PassesMCPConfig()
+}
+
 // recordedHandle forgets its record once the process (and its group) has
 // ended.
 type recordedHandle struct {
