@@ -230,3 +230,38 @@ func readLink(t *testing.T, pid int, name string) string {
 	}
 	return l
 }
+
+// TestDefaultRunnerTerminal: the console at a terminal keeps its log in a
+// file; the warning that sessions are not sandboxed is also said on the
+// terminal, before the conversation. Chosen knowingly, it is not.
+func TestDefaultRunnerTerminal(t *testing.T) {
+	const said = "claudeops: sessions run with the local runner, not sandboxed"
+	for _, tt := range []struct {
+		name   string
+		runner string
+		shown  bool
+	}{{"no bubblewrap", "CLAUDEOPS_RUNNER=", true}, {"local chosen", "CLAUDEOPS_RUNNER=local", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			state := filepath.Join(t.TempDir(), "state")
+			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "LANG=C.UTF-8", "ANTHROPIC_API_KEY=sk-test",
+				"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_WORKDIR=" + t.TempDir(), "CLAUDEOPS_CLAUDE_BIN=" + fakeCLI(t, "2.1.330"),
+				"CLAUDEOPS_SANDBOX_BWRAP=" + filepath.Join(t.TempDir(), "no-bwrap"), tt.runner}
+			o := oneTerminal(t)
+			p := startConsoleTyped(t, env, nil, o.stdout, o.stderr)
+			o.stdout.Close()
+			o.stderr.Close()
+			waitOutput(t, o.conv, "type a message for Claude")
+			p.finish(t)
+			if got := strings.Contains(o.conv(), said); got != tt.shown {
+				t.Errorf("the terminal shows the warning: %v, want %v:\n%s", got, tt.shown, o.conv())
+			}
+			log, err := os.ReadFile(filepath.Join(state, "claudeops.log"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(log), `level=WARN msg="sessions run with the local runner`); got != tt.shown {
+				t.Errorf("the log file holds the warning: %v, want %v:\n%s", got, tt.shown, log)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -68,6 +69,11 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	defer logFile.Close()
 	if runnerWarning != "" {
 		log.Warn(runnerWarning, "runner", cfg.Runner.Kind)
+		// The console at a terminal keeps its log in a file: that
+		// sessions are not sandboxed is said before the conversation too.
+		if _, toFile := logFile.(*os.File); toFile {
+			fmt.Fprintf(stderr, "claudeops: %s\n", runnerWarning)
+		}
 	} else {
 		log.Info("runner", "runner", cfg.Runner.Kind, "chosen", cfg.Runner.why)
 	}
