@@ -66,6 +66,10 @@ type Options struct {
 	// reader stops reading stdout (and so the CLI blocks); default 4096.
 	EventBuffer int
 	Logger      *slog.Logger
+
+	// agents is the repository's subagents as --agents JSON, read by
+	// Start for a guarded session (repoagents.go).
+	agents string
 }
 
 // Args returns the CLI arguments for o: the stream-json flags the protocol
@@ -95,6 +99,9 @@ func (o *Options) Args() []string {
 		args = append(args, o.Guard.args(o.PermissionMode, o.Dir)...)
 	} else if o.PermissionMode != "" {
 		args = append(args, "--permission-mode", o.PermissionMode)
+	}
+	if o.agents != "" {
+		args = append(args, "--agents", o.agents)
 	}
 	args = append(args, o.mcpArgs()...)
 	if len(o.MCPServers) > 0 {

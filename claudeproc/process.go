@@ -93,6 +93,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	if runner == nil {
 		runner = Local{}
 	}
+	opts.loadAgents(log)
 
 	mcpConfig, err := opts.mcpConfigPipe(runner)
 	if err != nil {

@@ -244,7 +244,8 @@ func hostileEffect(h *hostileRepo, tc hostileCase) string {
 
 // runHostile plants tc in a repository and runs one turn in which the
 // model asks for tc's tool; the host denies whatever it is asked. The
-// process is closed before the oracle is read (SessionEnd).
+// process is closed before the oracle is read (SessionEnd). Unguarded, it
+// runs locally, where the outside directory is in view.
 func runHostile(t *testing.T, tc hostileCase, guarded bool) *hostileRepo {
 	t.Helper()
 	var hits atomic.Int64
@@ -253,14 +254,18 @@ func runHostile(t *testing.T, tc hostileCase, guarded bool) *hostileRepo {
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	t.Cleanup(evil.Close)
-	h := &hostileRepo{marks: t.TempDir(), outside: t.TempDir(), evilURL: evil.URL, evilHits: &hits}
+	h := &hostileRepo{outside: t.TempDir(), evilURL: evil.URL, evilHits: &hits}
 	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		if tc.tool == nil || len(req.ToolResults()) > 0 || req.IsProbe() {
 			return reply(fakeanthropic.Text("done"))
 		}
 		return reply(tc.tool(h))
 	})
-	h.dir, h.api = c.dir, c.api
+	// The markers go to the working directory: writable under every runner.
+	h.dir, h.api, h.marks = c.dir, c.api, filepath.Join(c.dir, "marks")
+	if err := os.Mkdir(h.marks, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	writeTree(t, h.outside, map[string]string{"secret.txt": "OUTSIDE_SECRET\n"})
 	writeTree(t, h.dir, repoInstructions)
 	body, err := json.Marshal(tc.settings(h))
@@ -274,31 +279,11 @@ func runHostile(t *testing.T, tc hostileCase, guarded bool) *hostileRepo {
 		}
 	}
 	writeTree(t, h.dir, files)
-	p, r := c.start(func(o *Options) {
-		if guarded {
-			o.Guard = &Guard{}
-		}
-	})
+	p, r := c.start(guardedOrLocal(guarded))
 	if err := p.SendText("hello"); err != nil {
 		t.Fatal(err)
 	}
-	for from := 0; ; {
-		ev, i := r.waitFor(from, "can_use_tool or result", func(ev Event) bool { return isCanUseTool(ev) || isResult(ev) })
-		from = i + 1
-		cr, ok := ev.(*ControlRequest)
-		if !ok {
-			break
-		}
-		h.asked = true
-		if tc.allow {
-			err = p.Allow(cr.RequestID, nil, nil)
-		} else {
-			err = p.Deny(cr.RequestID, "no", false)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.asked = len(answerAll(t, p, r, func(*ControlRequest) bool { return tc.allow })) > 0
 	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
 	defer cancel()
 	p.Close(ctx)

@@ -155,7 +155,8 @@ func TestRealCLIRepositoryInstructionsLeadingOut(t *testing.T) {
 
 // leadingOutRun plants a repository, has the model read sub/a.txt (which
 // loads sub/CLAUDE.md on a laptop), allows what is asked, and returns
-// every request the model was sent.
+// every request the model was sent; unguarded, locally, where the outside
+// files are in view.
 func leadingOutRun(t *testing.T, guarded bool, plant func(t *testing.T, dir string)) string {
 	var dir string
 	n := 0
@@ -169,25 +170,11 @@ func leadingOutRun(t *testing.T, guarded bool, plant func(t *testing.T, dir stri
 	writeTree(t, dir, repoInstructions)
 	writeTree(t, dir, map[string]string{"sub/a.txt": "hello\n"})
 	plant(t, dir)
-	p, r := c.start(func(o *Options) {
-		if guarded {
-			o.Guard = &Guard{}
-		}
-	})
+	p, r := c.start(guardedOrLocal(guarded))
 	if err := p.SendText("hello"); err != nil {
 		t.Fatal(err)
 	}
-	for from := 0; ; {
-		ev, i := r.waitFor(from, "can_use_tool or result", func(ev Event) bool { return isCanUseTool(ev) || isResult(ev) })
-		from = i + 1
-		cr, ok := ev.(*ControlRequest)
-		if !ok {
-			break
-		}
-		if err := p.Allow(cr.RequestID, nil, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	answerAll(t, p, r, func(*ControlRequest) bool { return true })
 	if len(c.api.Requests()) < 2 {
 		t.Fatalf("the model's Read never came back: %s", r.dump())
 	}
@@ -211,4 +198,42 @@ func relPath(t *testing.T, from, to string) string {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// answerAll answers every can_use_tool of the turn (allow says which are
+// allowed; the rest are denied) until its result, and returns the names
+// of the tools the host was asked about.
+func answerAll(t *testing.T, p *Process, r *recorder, allow func(*ControlRequest) bool) (asked []string) {
+	t.Helper()
+	for from := 0; ; {
+		ev, i := r.waitFor(from, "can_use_tool or result", func(ev Event) bool { return isCanUseTool(ev) || isResult(ev) })
+		from = i + 1
+		cr, ok := ev.(*ControlRequest)
+		if !ok {
+			return asked
+		}
+		asked = append(asked, cr.CanUseTool.ToolName)
+		var err error
+		if allow(cr) {
+			err = p.Allow(cr.RequestID, nil, nil)
+		} else {
+			err = p.Deny(cr.RequestID, "no", false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// guardedOrLocal guards a session, or runs the control unguarded with the
+// local runner: what a control proves the oracle sees must be in view of
+// the CLI (another runner hides the host's files from it).
+func guardedOrLocal(guarded bool) func(*Options) {
+	return func(o *Options) {
+		if guarded {
+			o.Guard = &Guard{}
+		} else {
+			o.Runner = Local{}
+		}
+	}
 }

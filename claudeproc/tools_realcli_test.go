@@ -271,9 +271,9 @@ func TestRealCLICronCreateOff(t *testing.T) {
 // the repository carries (the same under .claude/, CLAUDE.md) takes no
 // effect in a guarded session: no hook's marker file, no marker in what
 // the model is sent, no skill, agent or command listed, and Bash still
-// reaches the host; only the repository's own instructions (CLAUDE.md and
-// rules, which the guard hands the model: repo_realcli_test.go) reach the
-// model. The control, unguarded, shows each would.
+// reaches the host; only the repository's own instructions (CLAUDE.md,
+// rules and agents, which the guard hands the model: repo_realcli_test.go,
+// repo_agents_realcli_test.go) reach the model. The control, unguarded, shows each would.
 func TestRealCLIGuardIgnoresPlantedConfig(t *testing.T) {
 	kinds := []string{"claudemd", "rules", "skill", "agent", "command", "memory"}
 	for _, guarded := range []bool{true, false} {
@@ -339,7 +339,7 @@ func TestRealCLIGuardIgnoresPlantedConfig(t *testing.T) {
 			_, statErr := os.Stat(filepath.Join(c.dir, "ran-unasked"))
 			ranUnasked := statErr == nil
 			if guarded {
-				for _, want := range []string{"repo-claudemd", "repo-rules"} {
+				for _, want := range []string{"repo-claudemd", "repo-rules", "repo-agent", "agents:plantedrepo"} {
 					if !took[want] {
 						t.Errorf("guarded, the repository's %s did not reach the model (took %v)", want, took)
 					}
