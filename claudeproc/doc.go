@@ -28,7 +28,8 @@
 //     options.go: Options and the command line; guard.go: the launch
 //     guard (--permission-mode, --restricted, --setting-sources "",
 //     --strict-mcp-config, the deny rules in --settings, the repository's
-//     instructions by --add-dir); tools.go: every
+//     instructions by --add-dir); repoagents.go: the repository's
+//     subagents read for --agents, only what describes them; tools.go: every
 //     built-in tool classified governed, inert or off, and what --tools
 //     offers.
 //   - reader.go: the tolerant NDJSON reader, its line cap (10 MiB by

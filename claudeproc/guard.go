@@ -34,7 +34,9 @@ import (
 //     file or import that is a symlink out of the directory, or a path
 //     outside it, and loads no nested CLAUDE.md of a subdirectory later
 //     (repo_realcli_test.go holds each; docs/SECURITY.md, "What a
-//     repository contributes", has the table);
+//     repository contributes", has the table); and, read by Start
+//     rather than the CLI, the repository's subagents (--agents,
+//     repoagents.go);
 //   - --tools: only the tools Tools offers; every other one (scheduling,
 //     messaging other sessions, worktrees of the CLI's own, …) is off;
 //   - --strict-mcp-config: no MCP server but the host's own starts;
