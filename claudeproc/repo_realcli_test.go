@@ -100,6 +100,40 @@ func TestRealCLIRepositoryInstructions(t *testing.T) {
 	})
 }
 
+// TestRealCLIRepositoryInstructionsNotFromParents: a CLAUDE.md or rule in
+// a directory above the working directory (the workspaces directory, which
+// under the local runner an approved command of another thread could
+// write) does not reach the model under the guard; the repository's own
+// does. The control: unguarded, the CLI sends the parents' too.
+func TestRealCLIRepositoryInstructionsNotFromParents(t *testing.T) {
+	run := func(guarded bool) string {
+		c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+			return reply(fakeanthropic.Text("hi"))
+		})
+		writeTree(t, c.dir, map[string]string{"CLAUDE.md": "PARENT_TOP\n", "ws/CLAUDE.md": "PARENT_WS\n", "ws/.claude/rules/r.md": "PARENT_RULE\n"})
+		c.dir = filepath.Join(c.dir, "ws", "repo")
+		writeTree(t, c.dir, repoInstructions)
+		p, r := c.start(guardedOrLocal(guarded))
+		if err := p.SendText("hello"); err != nil {
+			t.Fatal(err)
+		}
+		r.waitFor(0, "result", isResult)
+		return requestLog(c.api)
+	}
+	got := run(true)
+	for _, m := range []string{"PARENT_TOP", "PARENT_WS", "PARENT_RULE"} {
+		if strings.Contains(got, m) {
+			t.Errorf("guarded: %s, from a directory above the working directory, reached the model", m)
+		}
+	}
+	if !strings.Contains(got, "MARK_CLAUDE_MD") {
+		t.Errorf("guarded: the repository's own CLAUDE.md did not reach the model")
+	}
+	if control := run(false); !strings.Contains(control, "PARENT_WS") {
+		t.Errorf("unguarded, the parent's CLAUDE.md did not reach the model either: the test proves nothing")
+	}
+}
+
 // TestRealCLIRepositoryInstructionsLeadingOut: instruction files that lead
 // out of the working directory send nothing of the outside file, guarded;
 // the legitimate CLAUDE.md still reaches the model.
