@@ -36,7 +36,12 @@ func describe(ev Event) string {
 	case *SystemInit:
 		return fmt.Sprintf("system/init model=%s mode=%s version=%s tools=%d%s", e.Model, e.PermissionMode, e.ClaudeCodeVersion, len(e.Tools), sub(e.Meta))
 	case *SystemStatus:
+		if e.CompactResult != "" {
+			return fmt.Sprintf("system/status %s compact_result=%s", e.Status, e.CompactResult)
+		}
 		return fmt.Sprintf("system/status %s", e.Status)
+	case *CompactBoundary:
+		return fmt.Sprintf("system/compact_boundary trigger=%s pre_tokens=%d post_tokens=%d", e.Trigger, e.PreTokens, e.PostTokens)
 	case *APIRetry:
 		return fmt.Sprintf("system/api_retry attempt=%d/%d status=%d error=%s", e.Attempt, e.MaxRetries, e.ErrorStatus, e.Error)
 	case *TaskEvent:
@@ -106,7 +111,11 @@ func describe(ev Event) string {
 	case *CommandLifecycle:
 		return "command_lifecycle " + e.State
 	case *Result:
-		return fmt.Sprintf("result %s is_error=%v terminal=%s turns=%d denials=%d api_status=%d result=%q", e.Subtype, e.IsError, e.TerminalReason, e.NumTurns, len(e.PermissionDenials), e.APIErrorStatus, short(e.Result, 50))
+		s := fmt.Sprintf("result %s is_error=%v terminal=%s turns=%d denials=%d api_status=%d result=%q", e.Subtype, e.IsError, e.TerminalReason, e.NumTurns, len(e.PermissionDenials), e.APIErrorStatus, short(e.Result, 50))
+		if e.LocalCommand != "" {
+			s += " local_command=" + e.LocalCommand
+		}
+		return s
 	case *Unknown:
 		return fmt.Sprintf("unknown %s/%s", e.Type, e.Subtype)
 	case *ParseError:

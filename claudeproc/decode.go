@@ -250,12 +250,13 @@ func (d *decoder) decodeSystem(subtype string, line []byte) (Event, error) {
 		// compact_boundary nests its details in compact_metadata.
 		var w struct {
 			Meta struct {
-				Trigger   string `json:"trigger"`
-				PreTokens int    `json:"pre_tokens"`
+				Trigger    string `json:"trigger"`
+				PreTokens  int    `json:"pre_tokens"`
+				PostTokens int    `json:"post_tokens"`
 			} `json:"compact_metadata"`
 		}
 		if json.Unmarshal(line, &w) == nil && cb.Trigger == "" {
-			cb.Trigger, cb.PreTokens = w.Meta.Trigger, w.Meta.PreTokens
+			cb.Trigger, cb.PreTokens, cb.PostTokens = w.Meta.Trigger, w.Meta.PreTokens, w.Meta.PostTokens
 		}
 	}
 	return ev, err

@@ -41,9 +41,11 @@ type SystemInit struct {
 
 // SystemStatus is system/status; Status is "requesting" before each model
 // request, and may be other values (e.g. "compacting") or empty.
+// CompactResult ends a compaction ("success"; empty on other lines).
 type SystemStatus struct {
 	Meta
-	Status string `json:"status"`
+	Status        string `json:"status"`
+	CompactResult string `json:"compact_result"`
 }
 
 // APIRetry is system/api_retry: the CLI is retrying a failed model request.
@@ -105,11 +107,16 @@ type PermissionDenied struct {
 	Message            string `json:"message"`
 }
 
-// CompactBoundary is system/compact_boundary: the conversation was compacted.
+// CompactBoundary is system/compact_boundary: the conversation was
+// compacted, by /compact (Trigger "manual") or because the context was
+// full ("auto"). PreTokens is the context's size before, PostTokens after
+// (the summary and what the CLI keeps; 0 when the CLI does not say). The
+// CLI nests them in compact_metadata (2.1.309, 2.1.330).
 type CompactBoundary struct {
 	Meta
-	Trigger   string `json:"trigger"`
-	PreTokens int    `json:"pre_tokens"`
+	Trigger    string `json:"trigger"`
+	PreTokens  int    `json:"pre_tokens"`
+	PostTokens int    `json:"post_tokens"`
 }
 
 // ThinkingTokens is system/thinking_tokens, an estimate while thinking.
@@ -282,6 +289,10 @@ type Result struct {
 	PermissionDenials []PermissionDenial `json:"permission_denials"`
 	Errors            []string           `json:"errors"`
 	APIErrorStatus    int                `json:"api_error_status"`
+	// LocalCommand names the slash command the CLI ran itself for this
+	// result ("compact", "context", "cost"): no model turn, NumTurns 0,
+	// Result its output.
+	LocalCommand string `json:"local_command"`
 	// ModelUsageSinceLastResult is this turn's usage per model; the other
 	// cost and usage figures are cumulative for the session.
 	ModelUsageSinceLastResult map[string]ModelUsage `json:"model_usage_since_last_result"`

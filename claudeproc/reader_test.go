@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -117,9 +118,9 @@ func TestReaderTolerance(t *testing.T) {
 }
 
 func TestCompactBoundaryFields(t *testing.T) {
-	evs := readAll(t, strings.NewReader(`{"type":"system","subtype":"compact_boundary","compact_metadata":{"trigger":"auto","pre_tokens":12345}}`+"\n"), 0)
+	evs := readAll(t, strings.NewReader(`{"type":"system","subtype":"compact_boundary","compact_metadata":{"trigger":"auto","pre_tokens":12345,"post_tokens":2345}}`+"\n"), 0)
 	cb, ok := evs[0].(*CompactBoundary)
-	if !ok || cb.Trigger != "auto" || cb.PreTokens != 12345 {
+	if !ok || cb.Trigger != "auto" || cb.PreTokens != 12345 || cb.PostTokens != 2345 {
 		t.Fatalf("got %#v", evs[0])
 	}
 }
@@ -291,5 +292,42 @@ func compareUserDecoders(t *testing.T, line []byte) {
 	}
 	if len(blocks) == 0 && fast.Text != text {
 		t.Errorf("text %q != %q", fast.Text, text)
+	}
+}
+
+// TestInitializeCommands: the slash commands of the real initialize
+// response (2.1.330), with the aliases a person may type and whether each
+// is the CLI's own.
+func TestInitializeCommands(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtureDir, "initialize.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp *InitializeResponse
+	for _, ev := range readAll(t, bytes.NewReader(data), 0) {
+		if cr, ok := ev.(*ControlResponse); ok && resp == nil {
+			resp = &InitializeResponse{}
+			if err := json.Unmarshal(cr.Response, resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if resp == nil {
+		t.Fatal("no initialize response in the fixture")
+	}
+	byName := map[string]SlashCommand{}
+	for _, c := range resp.Commands {
+		byName[c.Name] = c
+	}
+	for _, tt := range []struct {
+		name    string
+		aliases []string
+	}{
+		{"compact", nil}, {"context", nil}, {"usage", []string{"cost", "stats"}}, {"clear", []string{"reset", "new"}}, {"model", nil},
+	} {
+		c, ok := byName[tt.name]
+		if !ok || !c.Builtin || !slices.Equal(c.Aliases, tt.aliases) {
+			t.Errorf("command %q: %+v (present %v), want builtin with aliases %q", tt.name, c, ok, tt.aliases)
+		}
 	}
 }

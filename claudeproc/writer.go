@@ -227,7 +227,22 @@ type InitializeResponse struct {
 		Value       string `json:"value"`
 		DisplayName string `json:"displayName"`
 	} `json:"models"`
-	Raw json.RawMessage `json:"-"`
+	// Commands are the slash commands the session offers: the CLI's own
+	// (Builtin), and those of skills, plugins and the project's
+	// .claude/commands, as the CLI found them at start.
+	Commands []SlashCommand `json:"commands"`
+	Raw      json.RawMessage `json:"-"`
+}
+
+// SlashCommand is one command of the initialize response: a message
+// "/<Name> args" (or "/<alias> args") runs it. Builtin marks the CLI's own
+// (its bundled skills included); a project's command has no such key.
+type SlashCommand struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description"`
+	ArgumentHint string   `json:"argumentHint"`
+	Aliases      []string `json:"aliases"`
+	Builtin      bool     `json:"builtin"`
 }
 
 // Initialize sends the initialize control request.

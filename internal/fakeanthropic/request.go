@@ -384,6 +384,16 @@ func (r *Request) Transcript() string {
 	return sb.String()
 }
 
+// compactionAsk is how the CLI's summarization request (/compact, or
+// compaction when the context is full) asks the model, in 2.1.309 and
+// 2.1.330; its answer becomes the compacted history.
+const compactionAsk = "Your task is to create a detailed summary of the conversation so far"
+
+// IsCompaction reports whether r is the CLI's summarization request.
+func (r *Request) IsCompaction() bool {
+	return strings.Contains(r.LastUserText(), compactionAsk)
+}
+
 // IsProbe reports whether r is the CLI's model probe (sent for set_model):
 // non-streaming, max_tokens 1, no tools.
 func (r *Request) IsProbe() bool {

@@ -47,6 +47,7 @@ type Server struct {
 	handlers   sync.WaitGroup
 	requests   []*Request
 	preflights int           // HEAD /api/hello answered
+	counts     int           // POST /v1/messages/count_tokens answered
 	changed    chan struct{} // closed and replaced when requests grows
 	errs       []string      // unexpected paths, bad bodies, script panics
 }
@@ -161,6 +162,30 @@ func (s *Server) Preflights() int {
 	return s.preflights
 }
 
+// TokenCounts is how many POST /v1/messages/count_tokens the server
+// answered (the CLI counts what its /context command shows, for a
+// session's instruction files and MCP tools).
+func (s *Server) TokenCounts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
+// countTokens answers count_tokens as the API does, with an estimate (a
+// token per four bytes of the body): the figure is only shown.
+func (s *Server) countTokens(w http.ResponseWriter, hr *http.Request) {
+	body, err := io.ReadAll(hr.Body)
+	if err != nil {
+		s.Errorf("reading request body of %s: %v", hr.URL.RequestURI(), err)
+		return
+	}
+	s.mu.Lock()
+	s.counts++
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprintf(w, `{"input_tokens":%d}`, len(body)/4+1)
+}
+
 func (s *Server) record(r *Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -192,6 +217,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		s.preflights++
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages/count_tokens" {
+		s.countTokens(w, hr)
 		return
 	}
 	if hr.Method != http.MethodPost || hr.URL.Path != "/v1/messages" {
