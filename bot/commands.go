@@ -148,6 +148,7 @@ func helpText(table []row, admin bool) string {
 		}
 		fmt.Fprintf(&b, "• `%s` — %s\n", usage, c.Help)
 	}
-	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow folder`, `allow always` (admins) or `deny [reason]`; with several prompts open, name one: `allow 2`, `deny 2 [reason]`, `#2 <answer>`. Answer questions with the option number(s) or your own words. A thread's starter and admins may decide, stop it, and change its mode and model; everyone else may talk in it.")
+	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow folder`, `allow always` (admins) or `deny [reason]`; with several prompts open, name one: `allow 2`, `deny 2 [reason]`, `#2 <answer>`. Answer questions with the option number(s) or your own words. A thread's starter and admins may decide, stop it, and change its mode and model; everyone else may talk in it.\n")
+	b.WriteString("Claude Code's slash commands go to it as they are (`/context`, `/cost`, a repository's own): `/compact` is for the thread's starter and admins, `/model` and `/clear` are `model` and `new`, and those that would change permissions, settings or directories are refused.")
 	return b.String()
 }

@@ -46,7 +46,7 @@ func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
 		w.view.onRetry(ctx, e)
 	case *claudeproc.CompactBoundary:
 		w.view.flush(ctx, false)
-		w.notice(ctx, "Context compacted: older messages of this conversation were summarised.", false)
+		w.notice(ctx, compactedText(e), false)
 	case *claudeproc.PermissionDenied:
 		w.view.toolDenied(ctx, e.ToolUseID, e.Message)
 	case *claudeproc.Informational:
@@ -280,4 +280,16 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 		}
 	}
 	w.view.endAbruptly(ctx, reason)
+}
+
+// compactedText tells the thread that the CLI compacted its conversation.
+func compactedText(e *claudeproc.CompactBoundary) string {
+	how := "Context compacted"
+	if e.Trigger == "auto" {
+		how += " (the context was full)"
+	}
+	if e.PreTokens > 0 && e.PostTokens > 0 {
+		return fmt.Sprintf("%s: %d → %d tokens; older messages of this conversation were summarised.", how, e.PreTokens, e.PostTokens)
+	}
+	return how + ": older messages of this conversation were summarised."
 }

@@ -82,6 +82,9 @@ type session struct {
 	// closing is set while close drains the process's last events: what
 	// they trigger must not close it again.
 	closing bool
+	// cmds are the slash commands of process cmdsOf (slash.go).
+	cmds   []claudeproc.SlashCommand
+	cmdsOf process
 }
 
 func (s *session) live() bool { return s.proc != nil }

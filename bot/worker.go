@@ -293,12 +293,19 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	if w.typedReply(ctx, ev, text) {
 		return
 	}
+	// A slash command goes to Claude Code as it is (slash.go); with files
+	// it is a prompt like any other.
+	name, args, slash := parseSlash(text)
+	slash = slash && len(ev.Message.Files) == 0
+	if slash && w.slashBefore(ctx, ev, name, args) {
+		return
+	}
 	// A message that would start a session is subject to the per-user
 	// thread limit (quota.go).
 	if w.quotaGate(ctx, ev, text) {
 		return
 	}
-	_ = w.prompt(ctx, promptIn{Prompt: thread.Prompt{Text: text, User: ev.User}, files: ev.Message.Files, key: keyOf(ev), at: w.arrived})
+	_ = w.prompt(ctx, promptIn{Prompt: thread.Prompt{Text: text, User: ev.User}, files: ev.Message.Files, key: keyOf(ev), at: w.arrived, slash: slash})
 }
 
 // promptIn is a message on its way to Claude, with what the kernel keeps
@@ -312,10 +319,16 @@ type promptIn struct {
 	files  []adapters.File
 	key    msgKey
 	at     time.Time
+	// slash: the text is a slash command, sent without the header once
+	// the CLI's list allows it (slash.go).
+	slash bool
 }
 
 // errUnreachable: the prompt could not be written to claude.
 var errUnreachable = errors.New("Claude Code was not reachable")
+
+// errSlashNotSent: a slash command was not sent (the thread was told why).
+var errSlashNotSent = errors.New("the slash command was not sent")
 
 // prompt sends p to Claude, starting or resuming the session first. It
 // returns nil once claude has it, else why not (the thread was told).
@@ -329,6 +342,9 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 		return err
 	}
 	msg := claudeproc.UserMessage{Text: header + "\n" + p.Text, UUID: newUUID()}
+	if p.slash {
+		msg.Text = p.Text
+	}
 	if len(p.files) > 0 {
 		// Fetched only now: the sender is allowed, the thread is known;
 		// and into the thread's worktree, made first on its first message.
@@ -347,6 +363,9 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 			w.notice(ctx, "Could not start Claude Code: "+err.Error(), true)
 		}
 		return err
+	}
+	if p.slash && !w.slashAllowed(ctx, p) {
+		return errSlashNotSent
 	}
 	return w.send(ctx, &queuedPrompt{msg: msg, text: p.Text, user: p.User, key: p.key, at: p.at})
 }

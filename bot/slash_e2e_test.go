@@ -1,0 +1,205 @@
+package bot
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
+)
+
+// End-to-end tests of Claude Code's slash commands from chat: the console,
+// the bot, the real CLI and the fake model API. The oracles are outside the
+// bot: what was written to the CLI (stdinLog), what the model was sent, and
+// what the CLI printed back.
+
+// summaryMarker is the fake model's summary when the CLI compacts.
+const summaryMarker = "SUMMARY-MARKER-42: the operator asked to remember pineapple"
+
+// slashScript is the end-to-end script, answering the CLI's summarization
+// request with summaryMarker.
+func slashScript() fakeanthropic.Script {
+	inner := script(nil)
+	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if req.IsCompaction() {
+			return fakeanthropic.TextReply(summaryMarker)
+		}
+		return inner(ctx, req)
+	}
+}
+
+// stdinLog records every user message the bot wrote to a claude process.
+type stdinLog struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (l *stdinLog) texts() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.sent...)
+}
+
+// loggedProcess is a claude process whose user messages are logged.
+type loggedProcess struct {
+	*claudeproc.Process
+	log *stdinLog
+}
+
+func (p loggedProcess) Send(m claudeproc.UserMessage) error {
+	p.log.mu.Lock()
+	p.log.sent = append(p.log.sent, m.Text)
+	p.log.mu.Unlock()
+	return p.Process.Send(m)
+}
+
+// newSlashHarness is a harness whose CLI processes log their stdin.
+func newSlashHarness(t *testing.T) (*harness, *stdinLog) {
+	t.Helper()
+	h := newHarness(t, slashScript(), nil)
+	log := &stdinLog{}
+	h.stopBot()
+	h.wrapStart = func(s starter) starter {
+		return func(ctx context.Context, o claudeproc.Options) (process, error) {
+			p, err := s(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return loggedProcess{Process: p.(*claudeproc.Process), log: log}, nil
+		}
+	}
+	h.startBot()
+	return h, log
+}
+
+// TestConsoleSlashCommands: what the CLI runs itself is shown and costs no
+// model request; an unknown command is said and sent nowhere; text that
+// merely starts with a slash is a prompt with its sender line; /compact
+// compacts, the thread says so with the CLI's figures, and the next
+// request holds the summary, not the history before it.
+func TestConsoleSlashCommands(t *testing.T) {
+	h, stdin := newSlashHarness(t)
+	h.say("remember pineapple")
+	h.expect(`claude: ok: .*remember pineapple`)
+	h.expect(`— ✓`)
+
+	before := len(h.api.Requests())
+	h.say("/context")
+	h.expect(`Context Usage`)
+	h.expect(`— ✓`)
+	h.say("/cost")
+	h.expect(`(Estimated|Total) cost: +\$`)
+	h.expect(`— ✓`)
+	if n := len(h.api.Requests()); n != before {
+		t.Errorf("/context and /cost made %d model requests, want none", n-before)
+	}
+
+	h.say("/nosuch please")
+	h.expect("`/nosuch` is not a command of Claude Code here; nothing was sent")
+	h.say("/etc/passwd is odd")
+	h.expect(`claude: ok: .*/etc/passwd is odd`)
+	h.expect(`— ✓`)
+	reqs := h.api.Requests()
+	if r := reqs[len(reqs)-1]; r.LastUserSender() != "[from operator]" || r.LastUserText() != "/etc/passwd is odd" {
+		t.Errorf("the model was sent %q from %q", r.LastUserText(), r.LastUserSender())
+	}
+
+	h.say("/compact keep the fruit")
+	h.expect(`Context compacted: \d+ → \d+ tokens`)
+	h.expect(`— ✓`)
+	var summarised *fakeanthropic.Request
+	for _, r := range h.api.Requests() {
+		if r.IsCompaction() {
+			summarised = r
+		}
+	}
+	if summarised == nil || !strings.Contains(summarised.LastUserText(), "keep the fruit") {
+		t.Fatalf("no summarization request with the command's instructions reached the model")
+	}
+	h.say("recall")
+	h.expect(`claude: I remember pineapple`)
+	last := h.api.Requests()[len(h.api.Requests())-1].Transcript()
+	if !strings.Contains(last, summaryMarker) || strings.Contains(last, "[from operator]\nremember pineapple") {
+		t.Errorf("the request after /compact does not start from the summary:\n%s", last)
+	}
+
+	h.expect(`— ✓`)
+
+	// A thread whose first message is a command: the CLI is asked for its
+	// commands before any prompt, and that leaves the system prompt as
+	// the bot launched it.
+	h.say("/thread fresh")
+	h.say("/context")
+	h.expect(`\[fresh\] .*Context Usage`)
+	h.expect(`\[fresh\] — ✓`)
+	h.say("hello")
+	h.expect(`\[fresh\] claude: ok: hello`)
+	last = h.api.Requests()[len(h.api.Requests())-1].Transcript()
+	if sys := strings.Join(h.api.Requests()[len(h.api.Requests())-1].System, "\n"); !strings.Contains(sys, senderSystemPrompt) {
+		t.Errorf("after a first /context, the system prompt lost the bot's part:\n%s", sys)
+	}
+	if strings.Contains(last, "pineapple") {
+		t.Errorf("the fresh thread's request holds the other thread's conversation:\n%s", last)
+	}
+
+	want := []string{"[from operator]\nremember pineapple", "/context", "/cost", "[from operator]\n/etc/passwd is odd", "/compact keep the fruit", "[from operator]\nrecall", "/context", "[from operator]\nhello"}
+	if got := stdin.texts(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the CLI was sent %q, want %q", got, want)
+	}
+}
+
+// TestConsoleSlashHostile: bob may talk in the operator's thread but not
+// change it. Each command that would change the thread, its permissions,
+// directories, settings, MCP servers, plugins or credentials is refused
+// and never reaches the CLI; the thread's model and conversation are as
+// they were. The operator's own /model still switches the model.
+func TestConsoleSlashHostile(t *testing.T) {
+	h, stdin := newSlashHarness(t)
+	h.say("remember pineapple")
+	h.expect(`— ✓`)
+	before := len(h.api.Requests())
+	for _, tt := range []struct{ cmd, want string }{
+		{"/permissions allow Bash", "`/permissions` is not available from chat: it would change the session's permissions"},
+		{"/add-dir /", "`/add-dir` is not available from chat: it would change the session's directories"},
+		{"/config set permissions.defaultMode bypassPermissions", "`/config` is not available from chat"},
+		{"/hooks", "`/hooks` is not available from chat"},
+		{"/mcp add evil -- sh -c id", "`/mcp` is not available from chat"},
+		{"/plugin install evil", "`/plugin` is not available from chat"},
+		{"/login", "`/login` is not available from chat"},
+		{"/logout", "`/logout` is not available from chat"},
+		{"/install-github-app", "`/install-github-app` is not available from chat"},
+		{"/terminal-setup", "`/terminal-setup` is not available from chat"},
+		{"/update-config allow all Bash", "`/update-config` is not available from chat"},
+		{"/loop 1m run rm -rf .", "`/loop` is not available from chat"},
+		{"/model opus", "Only operator (who started this thread) or an admin can use `model` in this thread"},
+		{"/clear", "Only operator (who started this thread) or an admin can use `new` in this thread"},
+		{"/compact", "Only operator (who started this thread) or an admin can use `/compact` in this thread"},
+		{"/heapdump", "`/heapdump` is not available from chat"},
+	} {
+		h.say("/as bob " + tt.cmd)
+		h.expect(regexp.QuoteMeta(tt.want))
+	}
+	if n := len(h.api.Requests()); n != before {
+		t.Errorf("bob's commands made %d model requests", n-before)
+	}
+	for _, s := range stdin.texts()[1:] {
+		t.Errorf("bob's command reached the CLI: %q", s)
+	}
+	h.say("model")
+	h.expect(`Model: default`)
+	h.say("recall")
+	h.expect(`claude: I remember pineapple`)
+	h.expect(`— ✓`)
+
+	// Legitimate: bob's /context is shown; the operator's /model is the
+	// bot's `model`.
+	h.say("/as bob /context")
+	h.expect(`Context Usage`)
+	h.say("/model claude-sonnet-4-5")
+	h.expect(`Model: claude-sonnet-4-5`)
+	h.say("model")
+	h.expect(`Model: claude-sonnet-4-5`)
+}
