@@ -2,6 +2,7 @@ package fakeanthropic
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -51,7 +52,20 @@ func TestUnexpectedRequestsReportedAtCleanup(t *testing.T) {
 	if resp.StatusCode != 404 {
 		t.Errorf("GET /v1/models: %d", resp.StatusCode)
 	}
+	// The old Text Completions endpoint is unexpected; count_tokens is
+	// answered (the CLI's /context), counted and not a model request.
+	resp = post(t, s, "/v1/complete", userBody(false, "x"))
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("POST /v1/complete: %d", resp.StatusCode)
+	}
 	resp = post(t, s, "/v1/messages/count_tokens?beta=true", userBody(false, "x"))
+	var counted struct {
+		InputTokens int `json:"input_tokens"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&counted); err != nil || resp.StatusCode != 200 || counted.InputTokens <= 0 || s.TokenCounts() != 1 {
+		t.Errorf("count_tokens: status %d, %+v, %v; counted %d", resp.StatusCode, counted, err, s.TokenCounts())
+	}
 	resp.Body.Close()
 	resp = post(t, s, "/v1/messages", `{"messages": 7}`)
 	resp.Body.Close()
@@ -74,7 +88,7 @@ func TestUnexpectedRequestsReportedAtCleanup(t *testing.T) {
 
 	ftb.runCleanups()
 	all := strings.Join(ftb.errs, "\n")
-	for _, want := range []string{"GET /v1/models", "POST /v1/messages/count_tokens?beta=true", "not a Messages request", "Script panicked"} {
+	for _, want := range []string{"GET /v1/models", "POST /v1/complete", "not a Messages request", "Script panicked"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("cleanup errors lack %q:\n%s", want, all)
 		}
