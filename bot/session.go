@@ -134,6 +134,7 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 		s.launch(&l)
 		o.ExtraArgs = append(o.ExtraArgs, l.ExtraArgs...)
 		o.MCPServers, o.PluginDirs = l.MCPServers, append(o.PluginDirs, l.PluginDirs...)
+		o.Mounts = append(o.Mounts, l.Mounts...)
 	}
 	p, err := s.start(life, o)
 	if err != nil {

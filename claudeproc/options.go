@@ -45,6 +45,8 @@ type Options struct {
 	Runner Runner
 	// Session names the session to the runner.
 	Session Session
+	// Mounts are more directories of the host the session sees (Mount).
+	Mounts []Mount
 	// Progress, when set, is told what the runner waits on before the CLI
 	// runs (a Pod waiting for capacity), as a sentence for people.
 	Progress func(text string)

@@ -120,8 +120,8 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	// The runner owns the child's ends from here on.
 	h, err := runner.Start(ctx, Spec{
 		Bin: opts.Bin, Args: opts.Args(), Dir: opts.Dir, Env: opts.Env, Session: opts.Session,
-		Progress: opts.Progress,
-		Stdin:    inR, Stdout: outW, Stderr: errW, MCPConfig: mcpConfig,
+		Mounts: opts.Mounts, Progress: opts.Progress,
+		Stdin: inR, Stdout: outW, Stderr: errW, MCPConfig: mcpConfig,
 	})
 	if err != nil {
 		closeFiles(inW, outR, errR)

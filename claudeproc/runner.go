@@ -38,6 +38,9 @@ type Spec struct {
 	Env []string
 	// Session names the session for homes, logs and labels.
 	Session Session
+	// Mounts are more directories the session sees (NestMounts): a
+	// runner that cannot show one as asked refuses the start.
+	Mounts []Mount
 	// Progress, when set, is told what Start waits on (capacity in a
 	// cluster), as a sentence for people; called on Start's goroutine.
 	Progress func(text string)

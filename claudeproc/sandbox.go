@@ -50,7 +50,7 @@ func (s Sandbox) Start(ctx context.Context, spec Spec) (Handle, error) {
 	// with the bot (the parent-death signal, and --die-with-parent for
 	// what bwrap starts).
 	h, err := Local{Wrap: func(bin string, args []string, spec Spec) (string, []string, error) {
-		return s.wrap(bin, args, spec.Dir, home)
+		return s.wrap(bin, args, spec, home)
 	}, noKeeper: true}.Start(ctx, spec)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -112,12 +112,17 @@ func (s Sandbox) prepare() (bwrap string, hidden []hiddenPath, err error) {
 
 // wrap checks the session may run here, makes its home, and returns the
 // bwrap command line that runs bin with args inside the sandbox.
-func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []string, error) {
+func (s Sandbox) wrap(bin string, args []string, spec Spec, home string) (string, []string, error) {
 	bwrap, hidden, err := s.prepare()
 	if err != nil {
 		return "", nil, err
 	}
-	if dir, err = sessionDir(dir, hidden); err != nil {
+	dir, err := sessionDir(spec.Dir, hidden)
+	if err != nil {
+		return "", nil, err
+	}
+	mounts, err := sandboxMounts(spec.Mounts, dir, hidden)
+	if err != nil {
 		return "", nil, err
 	}
 	realBin, err := filepath.EvalSymlinks(bin)
@@ -141,9 +146,22 @@ func (s Sandbox) wrap(bin string, args []string, dir, home string) (string, []st
 		"--ro-bind", filepath.Dir(realBin), filepath.Dir(realBin),
 		"--bind", dir, dir,
 	)
+	// The mounts too lie under the hidden paths. An empty one is made
+	// read-only last, once the mount points inside it are made.
+	var readOnly []string
+	for _, m := range mounts {
+		switch m.Access {
+		case ReadOnly:
+			out = append(out, "--ro-bind", m.Path, m.Path)
+		case ReadWrite:
+			out = append(out, "--bind", m.Path, m.Path)
+		case Empty:
+			out = append(out, "--tmpfs", m.Path)
+			readOnly = append(readOnly, "--remount-ro", m.Path)
+		}
+	}
 	// Hidden paths come after the working directory, so one inside it is
 	// hidden too; the home after them, as it lives in a hidden HomeBase.
-	var readOnly []string
 	for _, h := range hidden {
 		if h.dir {
 			out = append(out, "--tmpfs", h.path)
@@ -231,6 +249,23 @@ func sessionDir(dir string, hidden []hiddenPath) (string, error) {
 		return "", fmt.Errorf("refusing working directory %s: it is inside %s, which sessions may not see", dir, h)
 	}
 	return real, nil
+}
+
+// sandboxMounts resolves the mounts' links (the bind must cover what the
+// path names) and refuses one inside a hidden path, which it would show.
+func sandboxMounts(mounts []Mount, dir string, hidden []hiddenPath) ([]Mount, error) {
+	resolved := make([]Mount, 0, len(mounts))
+	for _, m := range mounts {
+		real, err := filepath.EvalSymlinks(m.Path)
+		if err != nil {
+			return nil, fmt.Errorf("mount %s: %w", m.Path, err)
+		}
+		if h := insideAny(real, hidden); h != "" {
+			return nil, fmt.Errorf("refusing mount %s: it is inside %s, which sessions may not see", m.Path, h)
+		}
+		resolved = append(resolved, Mount{Path: real, Access: m.Access})
+	}
+	return NestMounts(resolved, dir)
 }
 
 // insideAny returns the hidden path p equals or lies in, "" if none.

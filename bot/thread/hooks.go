@@ -45,6 +45,9 @@ type Launch struct {
 	// which never go on the command line.
 	MCPServers map[string]json.RawMessage
 	PluginDirs []string
+	// Mounts are directories outside Dir it needs to see (a worktree's
+	// git directory); the runner shows them as they say.
+	Mounts []claudeproc.Mount
 }
 
 // TurnEnder runs when a turn ended with a result, in the order of

@@ -62,6 +62,9 @@ type Workspaces interface {
 	Remove(ctx context.Context, wt workspace.Worktree) (kept bool, err error)
 	// DiskUsage is the bytes the workspaces use.
 	DiskUsage(ctx context.Context) (int64, error)
+	// SessionDirs is what of the worktree's clone its session must see
+	// for its own git to work, and how (the runner shows them).
+	SessionDirs(wt workspace.Worktree) ([]workspace.SessionDir, error)
 }
 
 // noRepo is stored by `repo none`: the channel is unbound even if the

@@ -83,6 +83,12 @@ func (m *fakeManager) Remove(context.Context, workspace.Worktree) (bool, error) 
 
 func (m *fakeManager) DiskUsage(context.Context) (int64, error) { return 3 << 20, nil }
 
+func (m *fakeManager) SessionDirs(wt workspace.Worktree) ([]workspace.SessionDir, error) {
+	m.calls = append(m.calls, "session dirs "+wt.Branch)
+	return []workspace.SessionDir{{Path: "/w/repos/r", Access: workspace.Readable},
+		{Path: "/w/repos/r/refs", Access: workspace.Writable}, {Path: "/w/repos/r/hooks", Access: workspace.Hidden}}, nil
+}
+
 // setup is a thread of a channel bound to repo by configuration.
 func setup(t *testing.T, m *fakeManager) (*threadtest.Thread, *part) {
 	ft := threadtest.New("main", "alice")

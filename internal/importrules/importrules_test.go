@@ -80,6 +80,7 @@ var places = []place{
 	{"internal/kubetest", nil, "tests' helper"},
 	{"internal/mdtable", nil, "tests' helper: the documents' tables, for the tests that hold them to the code"},
 	{"internal/permcompare", nil, "tests only"},
+	{"internal/runnergit", []string{"claudeproc", "internal/fakeanthropic", "workspace"}, "tests' helper: git inside a runner's session, for each runner's tests"},
 	{"internal/importrules", nil, "tests only"},
 	{"internal/testcli", nil, "tests' helper"},
 	{"internal/testmcp", nil, "tests' helper: a stdio MCP server of the tests' own, and its marks"},

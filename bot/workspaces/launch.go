@@ -1,0 +1,46 @@
+package workspaces
+
+import (
+	"context"
+
+	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/workspace"
+)
+
+var _ thread.Launcher = (*part)(nil)
+
+// BeforeLaunch shows a session working in the thread's worktree the parts
+// of the clone its own git needs: a runner that isolates the session
+// (sandbox, container, Pod) shows nothing else of the host. Without them
+// the session still starts, with a git that finds no repository.
+func (p *part) BeforeLaunch(_ context.Context, l *thread.Launch) {
+	wt, ok := p.worktree()
+	if !ok || l.Dir != wt.Path {
+		return
+	}
+	dirs, err := p.ext.cfg.Manager.SessionDirs(wt)
+	if err != nil {
+		p.t.Log().Warn("the session's git will find no repository", "worktree", wt.Path, "err", err)
+		return
+	}
+	l.Mounts = append(l.Mounts, mounts(dirs)...)
+}
+
+// mounts are the session directories as the runner takes them.
+func mounts(dirs []workspace.SessionDir) []claudeproc.Mount {
+	access := map[workspace.DirAccess]claudeproc.Access{
+		workspace.Readable: claudeproc.ReadOnly,
+		workspace.Writable: claudeproc.ReadWrite,
+		workspace.Hidden:   claudeproc.Empty,
+	}
+	out := make([]claudeproc.Mount, 0, len(dirs))
+	for _, d := range dirs {
+		a, ok := access[d.Access]
+		if !ok {
+			a = claudeproc.Empty // an access this side does not know shows nothing
+		}
+		out = append(out, claudeproc.Mount{Path: d.Path, Access: a})
+	}
+	return out
+}
