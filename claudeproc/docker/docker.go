@@ -222,11 +222,16 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err != nil {
 		return nil, fmt.Errorf("docker runner: working directory %q: %w", spec.Dir, err)
 	}
+	extra, err := claudeproc.NestMounts(spec.Mounts, dir)
+	if err != nil {
+		return nil, fmt.Errorf("docker runner: %w", err)
+	}
 	vol := r.VolumeName(spec.Session)
 	if err := r.ensureVolume(ctx, vol, spec.Session); err != nil {
 		return nil, err
 	}
 	cfg, host := r.containerConfig(spec, dir, vol)
+	host.Mounts = append(host.Mounts, r.extraMounts(extra)...)
 	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:   "claudeops-" + r.cfg.Instance + "-" + Hash(spec.Session.Thread) + "-" + randomHex(4),
 		Config: cfg, HostConfig: host,
@@ -322,6 +327,25 @@ func (r *Runner) containerConfig(spec claudeproc.Spec, dir, vol string) (*contai
 		Tmpfs: map[string]string{Home: fmt.Sprintf("rw,nosuid,nodev,mode=0700,uid=%d,gid=%d", r.uid, r.gid)},
 	}
 	return cfg, host
+}
+
+// extraMounts are spec's Mounts as the engine takes them: a bind at its
+// own path, read-only or not, or a tmpfs for an empty one (writable, so
+// that the engine can make the mount points of those inside it; it is the
+// container's alone and gone with it). The engine mounts parents first.
+func (r *Runner) extraMounts(ms []claudeproc.Mount) []mount.Mount {
+	out := make([]mount.Mount, 0, len(ms))
+	for _, m := range ms {
+		switch m.Access {
+		case claudeproc.Empty:
+			out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path,
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o755}})
+		default:
+			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path,
+				ReadOnly: m.Access == claudeproc.ReadOnly})
+		}
+	}
+	return out
 }
 
 // hostPathEnv are variables that name places on the bot's host: in the

@@ -100,13 +100,16 @@ func isCanUseTool(ev claudeproc.Event) bool {
 
 // botEnv is the bot's own environment as a test stands it in: what the CLI
 // needs, and the secrets and host paths that must not reach the container.
-func botEnv(api *fakeanthropic.Server) []string {
+func botEnv(api *fakeanthropic.Server) []string { return botEnvAt(api.URL) }
+
+// botEnvAt is botEnv for the model API at url.
+func botEnvAt(url string) []string {
 	parent := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=/root/bot-home-on-host",
 		"TMPDIR=/bot-tmp-on-host",
 		"LANG=C.UTF-8",
-		"ANTHROPIC_BASE_URL=" + api.URL,
+		"ANTHROPIC_BASE_URL=" + url,
 		"ANTHROPIC_API_KEY=sk-test",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
 		"DISABLE_AUTOUPDATER=1",

@@ -226,16 +226,23 @@ func (r *Runner) homeDir(s claudeproc.Session) (dir, sub string) {
 // workSubPath is dir's subPath in the work claim. The directory must lie
 // below the claim's mount and must not hold the CLI homes.
 func (r *Runner) workSubPath(dir string) (string, error) {
+	return r.claimSubPath("the working directory", dir)
+}
+
+// claimSubPath is dir's subPath in the work claim, what naming dir in
+// errors: dir must lie below the claim's mount and must not hold the CLI
+// homes or lie in them.
+func (r *Runner) claimSubPath(what, dir string) (string, error) {
 	dir = filepath.Clean(dir)
 	if !fspath.Within(dir, r.cfg.WorkPath) || dir == r.cfg.WorkPath {
-		return "", fmt.Errorf("the working directory %s is not below %s, where the work claim %s is mounted", dir, r.cfg.WorkPath, r.cfg.WorkClaim)
+		return "", fmt.Errorf("%s %s is not below %s, where the work claim %s is mounted", what, dir, r.cfg.WorkPath, r.cfg.WorkClaim)
 	}
 	if homes := r.cfg.Homes(); fspath.Within(homes, dir) || fspath.Within(dir, homes) {
-		return "", fmt.Errorf("the working directory %s holds or lies in the CLI's state of the threads (%s)", dir, homes)
+		return "", fmt.Errorf("%s %s holds or lies in the CLI's state of the threads (%s)", what, dir, homes)
 	}
 	rel, err := filepath.Rel(r.cfg.WorkPath, dir)
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return "", errors.New("the working directory " + dir + " is not below " + r.cfg.WorkPath)
+		return "", errors.New(what + " " + dir + " is not below " + r.cfg.WorkPath)
 	}
 	return rel, nil
 }

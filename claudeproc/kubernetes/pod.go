@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"path"
 	"slices"
 	"strings"
@@ -82,6 +83,20 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 	if m.home != "" {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "work", MountPath: path.Join(Home, ".claude"), SubPath: m.home, ReadOnly: m.readOnly})
 	}
+	volumes := []corev1.Volume{
+		{Name: "home", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "work", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r.cfg.WorkClaim}}},
+	}
+	for i, e := range m.extra {
+		if !e.empty {
+			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "work", MountPath: e.path, SubPath: e.sub, ReadOnly: e.readOnly || m.readOnly})
+			continue
+		}
+		// The container's alone: what it holds on the claim stays unseen.
+		name := fmt.Sprintf("empty-%d", i)
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: e.path})
+		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &emptyLimit}}})
+	}
 	if r.cfg.Secret != "" {
 		c.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: r.cfg.Secret}}}}
 	}
@@ -108,13 +123,13 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			},
 			Containers: []corev1.Container{c},
-			Volumes: []corev1.Volume{
-				{Name: "home", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-				{Name: "work", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: r.cfg.WorkClaim}}},
-			},
+			Volumes:    volumes,
 		},
 	}
 }
+
+// emptyLimit bounds an empty mount: it only holds mount points.
+var emptyLimit = resource.MustParse("1Mi")
 
 // probeCPU and probeMemory are what a version probe's Pod requests.
 var probeCPU, probeMemory = resource.MustParse("10m"), resource.MustParse("64Mi")

@@ -2,7 +2,9 @@ package kubernetes
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -276,6 +278,38 @@ func TestPodNameFits(t *testing.T) {
 			if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
 				t.Errorf("podName(%q) with instance %q = %q: %v", th, inst, n, errs)
 			}
+		}
+	}
+}
+
+// TestPodExtraMounts: a session's Mounts become subPaths of the work claim
+// at their own paths, read-only where asked, or emptyDirs of their own,
+// parents first; one outside the claim, or in the CLI homes, is refused.
+func TestPodExtraMounts(t *testing.T) {
+	r := &Runner{cfg: testConfig()}
+	spec := claudeproc.Spec{Bin: "claude", Dir: "/work/ws/trees/r/a", Session: claudeproc.Session{Channel: "console/c", Thread: "console/c/1"},
+		Mounts: []claudeproc.Mount{{Path: "/work/ws/repos/r/worktrees/a", Access: claudeproc.ReadWrite},
+			{Path: "/work/ws/repos/r/worktrees", Access: claudeproc.Empty}, {Path: "/work/ws/repos/r", Access: claudeproc.ReadOnly}}}
+	extra, err := r.extraMounts(spec.Mounts, spec.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.pod("p", spec, mounts{work: "ws/trees/r/a", extra: extra})
+	var got []string
+	for _, m := range p.Spec.Containers[0].VolumeMounts[2:] {
+		got = append(got, fmt.Sprintf("%s %s=%s ro=%v", m.Name, m.MountPath, m.SubPath, m.ReadOnly))
+	}
+	want := []string{"work /work/ws/repos/r=ws/repos/r ro=true", "empty-1 /work/ws/repos/r/worktrees= ro=false",
+		"work /work/ws/repos/r/worktrees/a=ws/repos/r/worktrees/a ro=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("mounts\n%q\nwant\n%q", got, want)
+	}
+	if v := p.Spec.Volumes[len(p.Spec.Volumes)-1]; v.Name != "empty-1" || v.EmptyDir == nil {
+		t.Errorf("the empty mount's volume: %+v", v)
+	}
+	for _, bad := range []string{"/elsewhere/r", "/work/claude-homes/x", "/work"} {
+		if _, err := r.extraMounts([]claudeproc.Mount{{Path: bad, Access: claudeproc.ReadOnly}}, spec.Dir); err == nil {
+			t.Errorf("mount %s: not refused", bad)
 		}
 	}
 }

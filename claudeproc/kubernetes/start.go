@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -38,21 +39,53 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes runner: %w", err)
 	}
+	extra, err := r.extraMounts(spec.Mounts, spec.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes runner: %w", err)
+	}
 	home, homeSub := r.homeDir(spec.Session)
 	if err := r.ensureHome(home); err != nil {
 		return nil, err
 	}
-	return r.run(ctx, spec, mounts{work: sub, home: homeSub})
+	return r.run(ctx, spec, mounts{work: sub, home: homeSub, extra: extra})
 }
 
 // mounts are the subPaths of the work claim a Pod mounts: the working
 // directory at spec.Dir and the CLI's state at ~/.claude ("": none).
 type mounts struct {
 	work, home string
-	readOnly   bool
+	// extra are spec.Mounts, parents first.
+	extra    []extraMount
+	readOnly bool
 	// probe: the Pod only prints the CLI's version; it requests next to
 	// nothing, so that a session's requests do not keep it from running.
 	probe bool
+}
+
+// extraMount is one of spec.Mounts: a subPath of the work claim at its
+// own path, or an emptyDir.
+type extraMount struct {
+	path, sub       string
+	readOnly, empty bool
+}
+
+// extraMounts places spec's Mounts: each below the claim's mount, apart
+// from the CLI homes (an empty one too: the Pod sees the claim nowhere
+// else).
+func (r *Runner) extraMounts(ms []claudeproc.Mount, dir string) ([]extraMount, error) {
+	nested, err := claudeproc.NestMounts(ms, filepath.Clean(dir))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]extraMount, 0, len(nested))
+	for _, m := range nested {
+		sub, err := r.claimSubPath("mount", m.Path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, extraMount{path: m.Path, sub: sub, readOnly: m.Access == claudeproc.ReadOnly, empty: m.Access == claudeproc.Empty})
+	}
+	return out, nil
 }
 
 // run creates the Pod, waits until it runs and attaches to it.
