@@ -79,3 +79,15 @@ func NestMounts(mounts []Mount, dir string) ([]Mount, error) {
 
 // depth is how many elements an absolute, clean path has.
 func depth(p string) int { return strings.Count(p, "/") }
+
+// HoldsOthers reports whether another of mounts lies inside mounts[i]: an
+// empty mount that holds none can be read-only from the start, while one
+// that holds some must stay writable for their mount points to be made.
+func HoldsOthers(mounts []Mount, i int) bool {
+	for j, m := range mounts {
+		if j != i && m.Path != mounts[i].Path && fspath.Within(m.Path, mounts[i].Path) {
+			return true
+		}
+	}
+	return false
+}

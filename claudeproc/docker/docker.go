@@ -330,15 +330,16 @@ func (r *Runner) containerConfig(spec claudeproc.Spec, dir, vol string) (*contai
 }
 
 // extraMounts are spec's Mounts as the engine takes them: a bind at its
-// own path, read-only or not, or a tmpfs for an empty one (writable, so
-// that the engine can make the mount points of those inside it; it is the
-// container's alone and gone with it). The engine mounts parents first.
+// own path, read-only or not, or a tmpfs for an empty one: read-only, but
+// for one holding other mounts, whose mount points the engine makes in it
+// (it is the container's alone and gone with it). The engine mounts
+// parents first.
 func (r *Runner) extraMounts(ms []claudeproc.Mount) []mount.Mount {
 	out := make([]mount.Mount, 0, len(ms))
-	for _, m := range ms {
+	for i, m := range ms {
 		switch m.Access {
 		case claudeproc.Empty:
-			out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path,
+			out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path, ReadOnly: !claudeproc.HoldsOthers(ms, i),
 				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o755}})
 		default:
 			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path,

@@ -94,7 +94,7 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 		}
 		// The container's alone: what it holds on the claim stays unseen.
 		name := fmt.Sprintf("empty-%d", i)
-		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: e.path})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: e.path, ReadOnly: e.readOnly})
 		volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &emptyLimit}}})
 	}
 	if r.cfg.Secret != "" {

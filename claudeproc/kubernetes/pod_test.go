@@ -289,7 +289,8 @@ func TestPodExtraMounts(t *testing.T) {
 	r := &Runner{cfg: testConfig()}
 	spec := claudeproc.Spec{Bin: "claude", Dir: "/work/ws/trees/r/a", Session: claudeproc.Session{Channel: "console/c", Thread: "console/c/1"},
 		Mounts: []claudeproc.Mount{{Path: "/work/ws/repos/r/worktrees/a", Access: claudeproc.ReadWrite},
-			{Path: "/work/ws/repos/r/worktrees", Access: claudeproc.Empty}, {Path: "/work/ws/repos/r", Access: claudeproc.ReadOnly}}}
+			{Path: "/work/ws/repos/r/worktrees", Access: claudeproc.Empty}, {Path: "/work/ws/repos/r", Access: claudeproc.ReadOnly},
+			{Path: "/work/ws/repos/r/hooks", Access: claudeproc.Empty}}}
 	extra, err := r.extraMounts(spec.Mounts, spec.Dir)
 	if err != nil {
 		t.Fatal(err)
@@ -299,12 +300,13 @@ func TestPodExtraMounts(t *testing.T) {
 	for _, m := range p.Spec.Containers[0].VolumeMounts[2:] {
 		got = append(got, fmt.Sprintf("%s %s=%s ro=%v", m.Name, m.MountPath, m.SubPath, m.ReadOnly))
 	}
-	want := []string{"work /work/ws/repos/r=ws/repos/r ro=true", "empty-1 /work/ws/repos/r/worktrees= ro=false",
+	// An empty mount is read-only but where mount points are made in it.
+	want := []string{"work /work/ws/repos/r=ws/repos/r ro=true", "empty-1 /work/ws/repos/r/hooks= ro=true", "empty-2 /work/ws/repos/r/worktrees= ro=false",
 		"work /work/ws/repos/r/worktrees/a=ws/repos/r/worktrees/a ro=false"}
 	if !slices.Equal(got, want) {
 		t.Errorf("mounts\n%q\nwant\n%q", got, want)
 	}
-	if v := p.Spec.Volumes[len(p.Spec.Volumes)-1]; v.Name != "empty-1" || v.EmptyDir == nil {
+	if v := p.Spec.Volumes[len(p.Spec.Volumes)-1]; v.Name != "empty-2" || v.EmptyDir == nil {
 		t.Errorf("the empty mount's volume: %+v", v)
 	}
 	for _, bad := range []string{"/elsewhere/r", "/work/claude-homes/x", "/work"} {

@@ -78,12 +78,15 @@ func (r *Runner) extraMounts(ms []claudeproc.Mount, dir string) ([]extraMount, e
 		return nil, err
 	}
 	out := make([]extraMount, 0, len(nested))
-	for _, m := range nested {
+	for i, m := range nested {
 		sub, err := r.claimSubPath("mount", m.Path)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, extraMount{path: m.Path, sub: sub, readOnly: m.Access == claudeproc.ReadOnly, empty: m.Access == claudeproc.Empty})
+		// An empty one holding others stays writable: their mount
+		// points are made in it.
+		ro := m.Access == claudeproc.ReadOnly || m.Access == claudeproc.Empty && !claudeproc.HoldsOthers(nested, i)
+		out = append(out, extraMount{path: m.Path, sub: sub, readOnly: ro, empty: m.Access == claudeproc.Empty})
 	}
 	return out, nil
 }

@@ -69,13 +69,9 @@ type session struct {
 	events chan claudeproc.Event
 }
 
-// start starts the CLI in wt, shown the clone's session directories.
-func start(t *testing.T, b Bed, m *workspace.Manager, wt workspace.Worktree) *session {
+// start starts the CLI in wt, shown the clone's session directories dirs.
+func start(t *testing.T, b Bed, wt workspace.Worktree, dirs []workspace.SessionDir) *session {
 	t.Helper()
-	dirs, err := m.SessionDirs(wt)
-	if err != nil {
-		t.Fatalf("session directories: %v", err)
-	}
 	api := fakeanthropic.Start(t, commandScript())
 	p, err := claudeproc.Start(context.Background(), claudeproc.Options{
 		Bin: b.Bin, Dir: wt.Path, Env: b.Env(api.URL), Runner: b.Runner, Session: b.Session,

@@ -41,6 +41,7 @@ echo "== config written by hand"; printf '[core]\n\tfsmonitor = touch %s/config-
 echo "== worktree config"; git config extensions.worktreeConfig true 2>&1
 printf '[core]\n\tfsmonitor = touch %s/worktree-config\n\thooksPath = %s/evil-hooks\n' "$M" "$PWD" > "$A/config.worktree" 2>&1
 echo "== clone hooks"; mkdir -p "$G/hooks" 2>&1; for h in HOOKS; do printf '#!/bin/sh\ntouch %s/clone-hook\n' "$M" > "$G/hooks/$h" 2>&1; done
+echo "hooks seen: $(ls -A "$G/hooks" 2>/dev/null | wc -l)"
 echo "== other thread"; ls -A "$G/worktrees" 2>&1; printf 'ref: refs/heads/main\n' > "$G/worktrees/b/HEAD" 2>&1
 echo "== alternates"; echo "$PWD" > "$G/objects/info/alternates" 2>&1
 echo HOSTILE-DONE`
@@ -67,10 +68,16 @@ func Run(t *testing.T, b Bed) {
 	}
 	clone := cloneOf(t, a)
 	plantHooks(t, clone)
+	// What the bot shows the session, made (logs/) before the session's
+	// user is given the clone.
+	dirs, err := m.SessionDirs(a)
+	if err != nil {
+		t.Fatalf("session directories: %v", err)
+	}
 	if b.Own != nil {
 		b.Own(t, clone, a.Path, other.Path)
 	}
-	s := start(t, b, m, a)
+	s := start(t, b, a, dirs)
 
 	out := s.bash(legit)
 	t.Logf("the developer's commands printed:\n%s", out)
@@ -83,6 +90,10 @@ func Run(t *testing.T, b Bed) {
 		t.Fatalf("the hostile commands did not run to their end: %s", out)
 	}
 	if b.Isolated {
+		// Not even in the session's own view: its git runs no hook.
+		if !strings.Contains(out, "hooks seen: 0\n") {
+			t.Errorf("the session sees hooks in the clone's hooks/")
+		}
 		checkHeld(t, clone, config, otherHead)
 	} else if bytes.Equal(config, read(t, filepath.Join(clone, "config"))) {
 		t.Errorf("control: under Local the session wrote the clone's config by hand, but the oracle saw no change")
