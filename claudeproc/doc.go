@@ -52,7 +52,9 @@
 //
 //   - runner.go: the Runner seam (Spec, Session, Handle) and Local, a
 //     child process in a session of its own; sandbox.go: Sandbox,
-//     bubblewrap; view.go: Viewer, what a runner hides from a session.
+//     bubblewrap; view.go: Viewer, what a runner hides from a session;
+//     mounts.go: Mount, the directories beside the working directory a
+//     session is shown (a worktree's git directory), nested parents first.
 //   - homes.go: a thread's CLI home of its own (Session.HomeKey; Local with
 //     a HomeBase sets CLAUDE_CONFIG_DIR per thread; RemoveHome).
 //   - spawn.go: every local child forked from one thread that never exits,

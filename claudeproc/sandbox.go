@@ -18,8 +18,9 @@ import (
 
 // Sandbox runs the CLI inside bubblewrap (bwrap): its own PID, IPC and UTS
 // namespaces, so no process of the bot is visible; the whole file system
-// read-only but for the session's working directory and a home of the
-// thread's own; the paths in Hide absent; a private /tmp. It is a Local
+// read-only but for the session's working directory, a home of the
+// thread's own and the Spec's Mounts asked writable (an empty one is an
+// empty read-only directory); the paths in Hide absent; a private /tmp. It is a Local
 // runner with bwrap in front, so the bot still holds the process group:
 // signals reach bwrap, and bwrap's death (or the bot's: --die-with-parent)
 // ends every process in the sandbox, since they all live in its PID

@@ -49,6 +49,10 @@
 //     (its configuration read too) and a second set of refs to keep in
 //     step, and the session's commit would no longer be the branch the
 //     bot pushes; the lock keeps one repository and one branch.
+//   - In a runner that shows a session only what it is given (a sandbox,
+//     a container, a Pod), the session sees of the clone what
+//     SessionDirs lists: the config, config.lock, hooks and the other
+//     worktrees' directories are out of its reach, not merely locked.
 //   - Staging uses plumbing (diff-files, ls-files, update-index) instead of
 //     "git add", which would run a git in each nested repository, under
 //     that repository's own configuration.
@@ -79,5 +83,11 @@
 // clone's config sealed (config.lock), compared before and after each
 // call, restored (ErrTampered). git.go: every git call (its environment
 // and the configuration that turns off what could run). names.go: names
-// made safe refs and directories. disk.go: disk use.
+// made safe refs and directories. disk.go: disk use. session.go: what of
+// a clone a session in one of its worktrees must be shown for its own git
+// to work (SessionDirs): the clone read-only, objects, refs and logs and
+// its own administrative directory writable, hooks and the other
+// worktrees' directories hidden; runners that isolate a session show it
+// that, and so nothing a session's git does reaches the config the bot's
+// git reads.
 package workspace

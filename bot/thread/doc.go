@@ -36,7 +36,8 @@
 //     start.
 //  3. Launcher.BeforeLaunch runs once the slot is taken, just before
 //     claude starts: it may add CLI arguments (a budget cap), MCP servers
-//     and plugin directories (the operator's).
+//     and plugin directories (the operator's), and directories for the
+//     runner to show (a worktree's git directory).
 //
 // While the turn runs:
 //

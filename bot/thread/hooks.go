@@ -27,7 +27,8 @@ type Preparer interface {
 }
 
 // Launcher runs once the session's slot is taken, right before claude
-// starts, and may add to its command line.
+// starts, and may add to its command line and to the directories its
+// runner shows it.
 type Launcher interface {
 	BeforeLaunch(ctx context.Context, l *Launch)
 }

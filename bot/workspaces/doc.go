@@ -7,7 +7,9 @@
 // worktree on a branch of its own, claudeops/thread-<name> (a scheduled
 // run's: claudeops/schedule-<id>-<slot>), made from the repository's
 // default branch after a fetch; it becomes the session's working
-// directory. A conversation belongs to its directory: a thread whose
+// directory; as it starts (Launcher) the runner is told which parts of
+// the clone the session's own git needs (workspace.Manager.SessionDirs).
+// A conversation belongs to its directory: a thread whose
 // worktree went makes a new one and starts a fresh conversation, and says
 // so. After each turn (TurnEnder) the thread is told what the turn
 // changed; a scheduled run added with --push commits and pushes its branch
@@ -29,7 +31,9 @@
 // workspaces.go: Config (CLAUDEOPS_REPOS bindings, the manager, the
 // TTL), the Extension and the channel's binding. part.go: a thread's
 // worktree made before its session, the change summary after a turn, a
-// run's push, removal on `new` and by the sweep. worktrees.go: the TTL
+// run's push, removal on `new` and by the sweep. launch.go: the parts of
+// the clone a session's own git needs (Launcher), which an isolating
+// runner then shows it. worktrees.go: the TTL
 // sweep (with the thread's CLI home), a run's branch, the branch in
 // `status`. commands.go: `repo`, `diff`, `commit`, `push`.
 package workspaces

@@ -2,8 +2,9 @@
 // in a container of its own, started through the Docker Engine API.
 //
 // What a container gets: the operator's image (the CLI and the tools the
-// repository needs), the session's working directory bind-mounted at the
-// same path, the CLI's state (~/.claude) on a volume per thread so that
+// repository needs, git among them), the session's working directory
+// bind-mounted at the same path, the Spec's Mounts at theirs (a worktree's
+// git directory: binds, read-only where asked, a tmpfs for an empty one), the CLI's state (~/.claude) on a volume per thread so that
 // sessions resume across containers (and no thread reaches another's shell
 // snapshot or transcripts), a home directory on tmpfs, memory, CPU
 // and pids limits, no capabilities, no new privileges. What it does not get:

@@ -6,7 +6,9 @@
 // What a Pod gets: the operator's image, the session's working directory
 // from the work claim (a PersistentVolumeClaim the bot has mounted too, at
 // the same path, by subPath: the Pod sees that directory and nothing else
-// of the claim), the CLI's state (~/.claude) on the same claim per thread
+// of the claim, and the Spec's Mounts, subPaths of the claim at their own
+// paths or an emptyDir for an empty one: a worktree's git directory), the
+// CLI's state (~/.claude) on the same claim per thread
 // so that `--resume` works on any node (and no thread reaches another's
 // shell snapshot or transcripts), a home on an emptyDir, resource
 // requests and limits, a non-root user, no capabilities, no service-account
