@@ -61,6 +61,20 @@ func (b *testBed) runner(t testing.TB, instance string, mod func(*Config)) *Runn
 	return r
 }
 
+// newModelBed is a bed whose Pods get the model's key from the Secret
+// "model", as the operator's Secret gives it.
+func newModelBed(t *testing.T, key string) *testBed {
+	t.Helper()
+	b := newBed(t, func(c *Config) { c.Secret = "model" })
+	_, err := b.c.Client().CoreV1().Secrets(b.ns).Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "model"}, StringData: map[string]string{"ANTHROPIC_API_KEY": key},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // workDir makes a session directory on the claim, the Pod user's.
 func (b *testBed) workDir(t testing.TB, name string) string {
 	t.Helper()
@@ -160,13 +174,7 @@ func randHex(n int) string {
 // process as PID 1. What it writes is on the claim, as its user. The
 // Pod's spec, as anyone who may read Pods sees it, holds no credential.
 func TestPodSeesOnlyItsOwn(t *testing.T) {
-	b := newBed(t, func(c *Config) { c.Secret = "model" })
-	_, err := b.c.Client().CoreV1().Secrets(b.ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "model"}, StringData: map[string]string{"ANTHROPIC_API_KEY": "sk-from-the-secret"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newModelBed(t, "sk-from-the-secret")
 	dir := b.workDir(t, "ch/a")
 	other := b.workDir(t, "ch/b")
 	if err := os.WriteFile(filepath.Join(other, "theirs.txt"), []byte("another thread's"), 0o644); err != nil {

@@ -1,14 +1,10 @@
 package kubernetes
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/internal/runnergit"
@@ -21,13 +17,7 @@ import (
 // the test: what the bot made for the session is given to that user, as
 // a bot running as the Pods' user (the deployment's) would have made it.
 func TestPodGit(t *testing.T) {
-	b := newBed(t, func(c *Config) { c.Secret = "model" })
-	_, err := b.c.Client().CoreV1().Secrets(b.ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "model"}, StringData: map[string]string{"ANTHROPIC_API_KEY": "sk-test"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newModelBed(t, "sk-test")
 	base := filepath.Join(b.claim, "git")
 	if err := os.Mkdir(base, 0o755); err != nil {
 		t.Fatal(err)

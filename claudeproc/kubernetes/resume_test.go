@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 )
@@ -23,13 +20,7 @@ import (
 // outside, holds the transcript in the thread's home only, and each Pod
 // mounts its own thread's; a start marks its home's modification time.
 func TestResumePerThread(t *testing.T) {
-	b := newBed(t, func(c *Config) { c.Secret = "model" })
-	_, err := b.c.Client().CoreV1().Secrets(b.ns).Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "model"}, StringData: map[string]string{"ANTHROPIC_API_KEY": "sk-test"},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := newModelBed(t, "sk-test")
 	api := fakeanthropic.Start(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		text := "noted"
 		if strings.Contains(req.LastUserText(), "which bird") {
