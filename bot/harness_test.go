@@ -15,6 +15,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/bot/limits"
+	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
@@ -35,6 +36,8 @@ type testConfig struct {
 	Limits              limits.Config
 	Workspace           workspaces.Config
 	MaxSchedulesPerUser int
+	// MCP is the operator's MCP servers and plugins (nil: none).
+	MCP *mcpservers.Catalog
 
 	// ticks, when set, are the turn views' refresh (view.tick) in place of
 	// a 5 s ticker: a test sends them (tick).
@@ -53,7 +56,11 @@ func (c *testConfig) bot(st *store.Store) Config {
 	ws.Channels = st
 	wsExt := workspaces.New(ws)
 	c.sched = scheduled.New(scheduled.Config{MaxPerUser: c.MaxSchedulesPerUser, Repos: wsExt})
-	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched}
+	var channels mcpservers.Channels
+	if st != nil {
+		channels = st
+	}
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels)}
 	return cfg
 }
 

@@ -29,7 +29,8 @@
 //   - store.go: Open, the two pools, times stored; migrate.go: the
 //     versioned migrations.
 //   - threads.go: threads and their sessions, channels (working
-//     directory, bound repository); messages.go: the messages received
+//     directory, bound repository); mcpservers.go: the operator's MCP
+//     servers an admin gave a channel; messages.go: the messages received
 //     (the dedupe) and whether each was settled; catchup.go: what the
 //     catch-up reads back.
 //   - turns.go: turns with their usage and cost; spend.go: a thread's

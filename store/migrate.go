@@ -309,4 +309,15 @@ ALTER TABLE schedules ADD COLUMN push INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE schedule_runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 ALTER TABLE schedule_runs ADD COLUMN commit_id TEXT NOT NULL DEFAULT '';
 `),
+	// The operator's MCP servers an admin gave a channel (`mcp add`),
+	// beside those the servers file gives it.
+	sqlMigration("channel mcp servers", `
+CREATE TABLE channel_mcp_servers (
+	channel_key TEXT NOT NULL,
+	name        TEXT NOT NULL,
+	added_by    TEXT NOT NULL DEFAULT '',
+	added_at    INTEGER,
+	PRIMARY KEY (channel_key, name)
+);
+`),
 }

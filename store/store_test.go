@@ -119,7 +119,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"index turns_thread_ended",
 		"table approvals",
 		"table audit",
-		"table channels",
+		"table channel_mcp_servers", "table channels",
 		"table chat_accounts",
 		"table received_messages",
 		"table rules", "table schedule_runs", "table schedules",

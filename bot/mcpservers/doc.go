@@ -4,7 +4,9 @@
 // The operator lists servers in a file (Config.ServersFile) in the CLI's
 // own mcpServers shape (stdio: command, args, env; http: url, headers),
 // each with the channels that get it ("channels": platform channel or
-// room ids, or "*"). A value of env or headers is a string or
+// room ids, or "*"); an admin may give a channel more of the file's
+// servers with the `mcp` command, kept in the store (Channels), never a
+// server the file does not offer. A value of env or headers is a string or
 // {"file": "/abs/path"}: the secret is read from that file (trailing
 // newlines dropped) at every launch, so a rotated secret takes effect at
 // the next session. Load checks the whole file at start and lists every
@@ -18,5 +20,6 @@
 // asked about like any tool (can_use_tool).
 //
 // Files: config.go: Config, the file's format and Load; mcpservers.go:
-// the Extension and its Launcher.
+// the Extension, its Launcher and which servers a channel gets;
+// commands.go: `mcp`.
 package mcpservers

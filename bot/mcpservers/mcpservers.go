@@ -3,6 +3,8 @@ package mcpservers
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"time"
 
 	"github.com/claudeops/claudeops/bot/thread"
 )
@@ -10,16 +12,27 @@ import (
 // Extension gives each channel's sessions its servers and the plugin
 // directories.
 type Extension struct {
-	cat *Catalog
-	h   thread.Host
+	cat      *Catalog
+	channels Channels
+	h        thread.Host
 }
 
-// New makes the extension of a checked catalog (Load).
-func New(cat *Catalog) *Extension {
+// Channels keeps which of the catalog's servers admins gave which
+// channels (`mcp add`), by channel key; *store.Store is one. Names come
+// back sorted; added and removed say whether anything changed.
+type Channels interface {
+	ChannelMCPServers(ctx context.Context, key string) ([]string, error)
+	AddChannelMCPServer(ctx context.Context, key, name, by string, at time.Time) (added bool, err error)
+	RemoveChannelMCPServer(ctx context.Context, key, name string) (removed bool, err error)
+}
+
+// New makes the extension of a checked catalog (Load; nil: none) and
+// the channels' own choices (nil: the file's alone, no `mcp add`).
+func New(cat *Catalog, channels Channels) *Extension {
 	if cat == nil {
 		cat = &Catalog{}
 	}
-	return &Extension{cat: cat}
+	return &Extension{cat: cat, channels: channels}
 }
 
 // Name implements thread.Extension.
@@ -28,29 +41,21 @@ func (*Extension) Name() string { return "mcpservers" }
 // Init implements thread.Extension.
 func (e *Extension) Init(h thread.Host) { e.h = h }
 
-// Attach implements thread.Extension: a part only where there is
-// something to give.
-func (e *Extension) Attach(t thread.Thread) any {
-	if len(e.cat.Servers) == 0 && len(e.cat.PluginDirs) == 0 {
-		return nil
-	}
-	return &part{cat: e.cat, t: t}
-}
+// Attach implements thread.Extension: every thread has a part, for the
+// `mcp` command.
+func (e *Extension) Attach(t thread.Thread) any { return &part{ext: e, t: t} }
 
 type part struct {
-	cat *Catalog
+	ext *Extension
 	t   thread.Thread
 }
 
 // BeforeLaunch implements thread.Launcher: the channel's servers, their
-// secrets read now, and the plugin directories. A server whose secret
-// cannot be read is left out, and the thread told.
+// secrets read now, and the plugin directories; nothing for a channel
+// given none. A server whose secret cannot be read is left out, and the
+// thread told.
 func (p *part) BeforeLaunch(ctx context.Context, l *thread.Launch) {
-	ref := p.t.Ref()
-	for _, s := range p.cat.Servers {
-		if !s.For(ref.Channel, ref.ChannelKey()) {
-			continue
-		}
+	for _, s := range p.given(ctx) {
 		cfg, err := s.Resolve()
 		if err != nil {
 			p.t.Log().Error("mcp server left out", "server", s.Name, "err", err)
@@ -62,5 +67,35 @@ func (p *part) BeforeLaunch(ctx context.Context, l *thread.Launch) {
 		}
 		l.MCPServers[s.Name] = cfg
 	}
-	l.PluginDirs = append(l.PluginDirs, p.cat.PluginDirs...)
+	l.PluginDirs = append(l.PluginDirs, p.ext.cat.PluginDirs...)
+}
+
+// given are the servers the thread's channel gets: by the file's
+// channels, or by an admin (`mcp add`).
+func (p *part) given(ctx context.Context) []Server {
+	if len(p.ext.cat.Servers) == 0 {
+		return nil
+	}
+	ref := p.t.Ref()
+	added := p.added(ctx)
+	var out []Server
+	for _, s := range p.ext.cat.Servers {
+		if s.For(ref.Channel, ref.ChannelKey()) || slices.Contains(added, s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// added are the names admins gave the channel; none when the store
+// cannot say (logged: the file's servers still come).
+func (p *part) added(ctx context.Context) []string {
+	if p.ext.channels == nil {
+		return nil
+	}
+	names, err := p.ext.channels.ChannelMCPServers(ctx, p.t.Ref().ChannelKey())
+	if err != nil {
+		p.t.Log().Error("read the channel's mcp servers", "err", err)
+	}
+	return names
 }

@@ -26,17 +26,16 @@ func TestBeforeLaunch(t *testing.T) {
 		"docs": {"command": "/bin/docs", "channels": ["matrix/!room:hs"]}
 	}}`)
 	for _, tt := range []struct {
-		name        string
-		plugins     []string
-		file        string
-		ref         adapters.ThreadRef
-		servers     []string
-		plugDirs    []string
-		dropSecret  bool
-		told        bool
-		noExtension bool
+		name       string
+		plugins    []string
+		file       string
+		ref        adapters.ThreadRef
+		servers    []string
+		plugDirs   []string
+		dropSecret bool
+		told       bool
 	}{
-		{name: "nothing configured", ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, noExtension: true},
+		{name: "nothing configured", ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}},
 		{name: "slack channel", file: file, ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, servers: []string{"all", "ops"}},
 		{name: "matrix room by key", file: file, ref: adapters.ThreadRef{Platform: "matrix", Channel: "!room:hs"}, servers: []string{"all", "docs"}},
 		{name: "plugins only", plugins: []string{dir}, ref: adapters.ThreadRef{Platform: "slack", Channel: "C9"}, plugDirs: []string{dir}},
@@ -50,15 +49,9 @@ func TestBeforeLaunch(t *testing.T) {
 			}
 			ft := threadtest.New("t1", "alice")
 			ft.Key = tt.ref
-			ext := New(cat)
+			ext := New(cat, nil)
 			ext.Init(ft)
 			part := ext.Attach(ft)
-			if (part == nil) != tt.noExtension {
-				t.Fatalf("part %v", part)
-			}
-			if part == nil {
-				return
-			}
 			if tt.dropSecret {
 				os.Remove(filepath.Join(dir, "token"))
 			}
@@ -69,7 +62,7 @@ func TestBeforeLaunch(t *testing.T) {
 				got = append(got, n)
 			}
 			slices.Sort(got)
-			if !slices.Equal(got, tt.servers) || !reflect.DeepEqual(l.PluginDirs, tt.plugDirs) {
+			if !slices.Equal(got, tt.servers) || !reflect.DeepEqual(l.PluginDirs, tt.plugDirs) || (tt.servers == nil && l.MCPServers != nil) {
 				t.Errorf("servers %v, plugins %v; want %v, %v", got, l.PluginDirs, tt.servers, tt.plugDirs)
 			}
 			if s, ok := l.MCPServers["ops"]; ok && !strings.Contains(string(s), `"T":"tok"`) {

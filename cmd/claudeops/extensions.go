@@ -50,7 +50,7 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		limits:     limits.New(cfg.Extensions.Limits),
 		workspaces: ws,
 		schedules:  scheduled.New(sc),
-		mcp:        mcpservers.New(cfg.mcp),
+		mcp:        mcpservers.New(cfg.mcp, st),
 	}, nil
 }
 
