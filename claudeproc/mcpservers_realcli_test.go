@@ -3,9 +3,12 @@ package claudeproc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -93,7 +96,7 @@ func TestRealCLIOperatorMCPServer(t *testing.T) {
 	if called := testmcp.Called(t, marks); len(called) != 0 {
 		t.Fatalf("the server ran %v before the decision", called)
 	}
-	checkSecretHidden(t, p.Pid(), token)
+	checkSecretHidden(t, p.Pid(), token, true)
 	if err := p.Allow(cr.RequestID, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -124,9 +127,10 @@ func (r *recorder) waitForResult(t *testing.T) *Result {
 }
 
 // checkSecretHidden: no process under root has secret on its command
-// line, none but the MCP server (testmcp) in its environment, and a pipe
-// at descriptor 3 (the configuration's) gives nothing to read any more.
-func checkSecretHidden(t *testing.T, root int, secret string) {
+// line, none but the stdio MCP server (testmcp; there is one when
+// stdio) in its environment, and a pipe at descriptor 3 (the
+// configuration's) gives nothing to read any more.
+func checkSecretHidden(t *testing.T, root int, secret string, stdio bool) {
 	t.Helper()
 	par := parents()
 	inTree := func(pid int) bool {
@@ -145,6 +149,9 @@ func checkSecretHidden(t *testing.T, root int, secret string) {
 		dir := "/proc/" + strconv.Itoa(pid)
 		cmdline, _ := os.ReadFile(dir + "/cmdline")
 		environ, err := os.ReadFile(dir + "/environ")
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+			continue // ended meanwhile
+		}
 		if err != nil {
 			t.Errorf("read %s/environ: %v", dir, err) // the oracle must see them all
 		}
@@ -165,8 +172,8 @@ func checkSecretHidden(t *testing.T, root int, secret string) {
 			}
 		}
 	}
-	if servers != 1 || pipes == 0 {
-		t.Errorf("found %d MCP servers and %d pipes at descriptor 3 under pid %d, want 1 and some", servers, pipes, root)
+	if wantServers := map[bool]int{true: 1}[stdio]; servers != wantServers || pipes == 0 {
+		t.Errorf("found %d MCP servers and %d pipes at descriptor 3 under pid %d, want %d and some", servers, pipes, root, wantServers)
 	}
 }
 
@@ -211,5 +218,48 @@ func TestRealCLIOperatorMCPServerAbsent(t *testing.T) {
 	}
 	if len(results) == 0 || !results[0].IsError {
 		t.Errorf("the model's call did not fail: %+v", results)
+	}
+}
+
+// TestRealCLIOperatorMCPServerHTTP: an http server's tool is asked about
+// like any tool and runs only once allowed; its secret header reaches the
+// server and no process of the session holds it in its command line or
+// environment.
+func TestRealCLIOperatorMCPServerHTTP(t *testing.T) {
+	const bearer = "Bearer s3cret-http-header"
+	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if toolResultsIn(req) == 0 {
+			return reply(fakeanthropic.ToolUse("mcp__web__"+testmcp.Tool, map[string]any{"name": "viahttp"}))
+		}
+		return reply(fakeanthropic.Text("done"))
+	})
+	marks := t.TempDir() // the server runs in the test: the host's
+	srv := testmcp.HTTP(t, marks)
+	cfg, _ := json.Marshal(map[string]any{"type": "http", "url": srv.URL, "headers": map[string]string{"Authorization": bearer}})
+	p, r := startMCP(c, func(o *Options) { o.MCPServers = map[string]json.RawMessage{"web": cfg} }, serve(t, mcptools.New(mcptools.Env{})))
+	if err := p.SendText("touch it over http"); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := r.waitFor(0, "can_use_tool", isCanUseTool)
+	cr := ev.(*ControlRequest)
+	if cr.CanUseTool.ToolName != "mcp__web__"+testmcp.Tool {
+		t.Fatalf("asked about %s", cr.CanUseTool.ToolName)
+	}
+	if called := testmcp.Called(t, marks); len(called) != 0 {
+		t.Fatalf("the server ran %v before the decision", called)
+	}
+	checkSecretHidden(t, p.Pid(), "s3cret-http-header", false)
+	if err := p.Allow(cr.RequestID, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res := r.waitForResult(t); res.IsError || res.Result != "done" {
+		t.Fatalf("result = %s\n%s", describe(res), r.dump())
+	}
+	if called := testmcp.Called(t, marks); !reflect.DeepEqual(called, []string{"viahttp"}) {
+		t.Errorf("the server ran %v, want [viahttp]", called)
+	}
+	auths := srv.Auths()
+	if len(auths) == 0 || !slices.Contains(auths, bearer) {
+		t.Errorf("the server was sent Authorization %q", auths)
 	}
 }

@@ -1,6 +1,8 @@
-// Package testmcp is, for tests, a tiny stdio MCP server (cmd/testmcp)
-// built with the go tool, and the marks it leaves: the oracle of whether
-// an operator's MCP server started, and which of its tool calls ran.
+// Package testmcp is, for tests, a tiny MCP server and the marks it
+// leaves: the oracle of whether an operator's MCP server started, and
+// which of its tool calls ran. Over stdio it is a program built with the
+// go tool (cmd/testmcp, Build); over http a handler on loopback (HTTP).
+// Both speak proto.
 package testmcp
 
 import (
