@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"sort"
 	"strings"
 
@@ -32,6 +31,8 @@ const (
 	maxAgentFile  = 32 << 10
 	maxAgentsJSON = 96 << 10
 	maxAgents     = 64
+	// maxAgentEntries bounds the walk of a tree of directories.
+	maxAgentEntries = 1024
 )
 
 // repoAgent is what --agents takes of one agent.
@@ -55,7 +56,8 @@ func (o *Options) loadAgents(log *slog.Logger) {
 	o.agents = agents
 }
 
-// RepoAgents reads the agent files of the repository at dir and returns
+// RepoAgents reads the agent files of the repository at dir (under
+// .claude/agents, its subdirectories included) and returns
 // them as --agents JSON, "" when there are none; err only when dir
 // cannot be opened. Files are read through
 // os.Root: a symlink leading out of dir is not followed. A file that is
@@ -67,25 +69,33 @@ func RepoAgents(dir string) (agents string, skipped []string, err error) {
 		return "", nil, fmt.Errorf("open working directory for its agents: %w", err)
 	}
 	defer root.Close()
-	ents, err := fs.ReadDir(root.FS(), agentsDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, nil
-	}
-	if err != nil { // a symlink out of dir, say
-		return "", []string{agentsDir + ": " + err.Error()}, nil
-	}
 	all := map[string]repoAgent{}
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".md") || len(all) >= maxAgents {
-			continue
+	seen := 0
+	// Subdirectories too, as the CLI reads them; WalkDir enters no
+	// symlinked directory.
+	err = fs.WalkDir(root.FS(), agentsDir, func(name string, d fs.DirEntry, err error) error {
+		seen++
+		switch {
+		case errors.Is(err, fs.ErrNotExist) && name == agentsDir:
+			return fs.SkipAll
+		case err != nil: // a symlink out of dir, say
+			skipped = append(skipped, name+": "+err.Error())
+			return nil
+		case len(all) >= maxAgents || seen > maxAgentEntries:
+			return fs.SkipAll
+		case d.IsDir() || !strings.HasSuffix(name, ".md"):
+			return nil
 		}
-		id, a, why := readAgent(root, path.Join(agentsDir, name))
+		id, a, why := readAgent(root, name)
 		if why != "" {
-			skipped = append(skipped, name+": "+why)
-			continue
+			skipped = append(skipped, strings.TrimPrefix(name, agentsDir+"/")+": "+why)
+			return nil
 		}
 		all[id] = a
+		return nil
+	})
+	if err != nil {
+		return "", skipped, fmt.Errorf("walk %s: %w", agentsDir, err)
 	}
 	if len(all) == 0 {
 		return "", skipped, nil

@@ -40,6 +40,13 @@ func TestRepoAgents(t *testing.T) {
 		{name: "symlinked agents directory", plant: func(t *testing.T, dir string) {
 			symlink(t, filepath.Join(outside, "agents"), filepath.Join(dir, ".claude/agents"))
 		}, skipped: 1},
+		{name: "subdirectories", files: map[string]string{".claude/agents/team/deep/r.md": reviewer},
+			want: map[string]repoAgent{"reviewer": {Description: "Reviews code", Prompt: "You review.", Tools: []string{"Read", "Grep"}}}},
+		{name: "symlinked subdirectory out", plant: func(t *testing.T, dir string) {
+			symlink(t, filepath.Join(outside, "agents"), filepath.Join(dir, ".claude/agents/team"))
+			// Not entered at all (WalkDir follows no link).
+		}, files: map[string]string{".claude/agents/r.md": reviewer},
+			want: map[string]repoAgent{"reviewer": {Description: "Reviews code", Prompt: "You review.", Tools: []string{"Read", "Grep"}}}},
 		{name: "relative symlink inside", plant: func(t *testing.T, dir string) {
 			writeTree(t, dir, map[string]string{"docs/r.md": reviewer})
 			symlink(t, "../../docs/r.md", filepath.Join(dir, ".claude/agents/r.md"))
