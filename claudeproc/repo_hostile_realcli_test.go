@@ -211,10 +211,6 @@ func TestRealCLIRepositoryHostileSettings(t *testing.T) {
 			if tc.mustAsk && !h.asked {
 				t.Errorf("guarded: the host was not asked about the tool call")
 			}
-			if os.Getenv("REPO_ALL_CONTROLS") != "" {
-				t.Logf("unguarded %s: %q", tc.name, hostileEffect(runHostile(t, tc, false), tc))
-				return
-			}
 			if !tc.control {
 				return
 			}
