@@ -263,3 +263,38 @@ func TestRealCLIOperatorMCPServerHTTP(t *testing.T) {
 		t.Errorf("the server was sent Authorization %q", auths)
 	}
 }
+
+// TestRealCLIOperatorMCPSecretSeenBySession pins a known gap, said in
+// docs/SECURITY.md ("Operator MCP servers"): a command the session runs,
+// once allowed, reads a stdio server's environment, its secret included,
+// under local and sandbox alike (same user; in the sandbox, the same PID
+// namespace). Issue 32's credential-injecting proxy is to close it: when
+// this fails, the gap is gone and the document must say so.
+func TestRealCLIOperatorMCPSecretSeenBySession(t *testing.T) {
+	const token = "s3cret-seen-by-session"
+	const probe = `for f in /proc/[0-9]*/environ; do { tr '\0' '\n' < "$f"; } 2>/dev/null; done | grep -c '` + token + `' || true`
+	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if toolResultsIn(req) == 0 {
+			return reply(fakeanthropic.ToolUse("Bash", map[string]any{"command": probe, "description": "look for the secret"}))
+		}
+		return reply(fakeanthropic.Text("done"))
+	})
+	cfg, _ := opsServer(t, c.dir, token)
+	p, r := startMCP(c, func(o *Options) { o.MCPServers = map[string]json.RawMessage{"ops": cfg} }, serve(t, mcptools.New(mcptools.Env{})))
+	if err := p.SendText("look"); err != nil {
+		t.Fatal(err)
+	}
+	asked, res := allowUntilResult(t, p, r)
+	if len(asked) != 1 || res.IsError {
+		t.Fatalf("asked %d, result %s", len(asked), describe(res))
+	}
+	reqs := c.api.Requests()
+	tr, _ := reqs[len(reqs)-1].ToolResult(asked[0].ToolUseID)
+	n, err := strconv.Atoi(strings.TrimSpace(tr.Content))
+	if err != nil {
+		t.Fatalf("the probe said %q", tr.Content)
+	}
+	if n == 0 {
+		t.Error("the session no longer sees the server's secret: the gap is closed, update docs/SECURITY.md")
+	}
+}
