@@ -57,9 +57,11 @@
 //     <NAME>_FILE twin in secrets.go for each secret it reads
 //     (TestEverySecretHasAFileTwin says which is missing).
 //   - extensions.go: the bot's extensions (bot/limits, bot/workspaces,
-//     bot/scheduled), in the order their hooks run, handed to the bot in
-//     bot.Config.Extensions; workspaces.go: the workspaces' manager and the
-//     channels' bindings.
+//     bot/scheduled, bot/mcpservers), in the order their hooks run, handed
+//     to the bot in bot.Config.Extensions; workspaces.go: the workspaces'
+//     manager and the channels' bindings; mcpservers.go: the operator's MCP
+//     servers file and plugin directories checked (where their programs
+//     lie, the runner that can pass them).
 //   - run.go: the parts wired (the scheduler to the bot, which hands each
 //     run to the schedules extension), run and shut down in stages;
 //     matrixstate.go and slackstate.go: what the Matrix adapter (login,
