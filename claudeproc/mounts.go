@@ -18,7 +18,8 @@ import (
 // Local, under which a session sees the whole file system, has nothing to
 // do.
 type Mount struct {
-	// Path is absolute and clean, a directory that exists.
+	// Path is absolute and clean: a directory that exists, or a file
+	// when ReadOnly (which then cannot be replaced or removed either).
 	Path   string
 	Access Access
 }

@@ -20,7 +20,8 @@ const hookNames = "pre-commit prepare-commit-msg commit-msg post-commit post-che
 const legit = `git status --short --branch && echo hello > hello.txt && git add hello.txt &&
 git -c user.name=Session -c user.email=session@example.invalid commit -q -m 'session commit' &&
 git log --format=%s -1 && git diff --stat HEAD~1 HEAD && echo more >> README && git diff --stat &&
-git checkout -q -b topic && git checkout -q claudeops/a && git status --short && echo LEGIT-OK`
+git checkout -q -b topic && git checkout -q claudeops/a && git branch scratch && git branch -d scratch &&
+git status --short && echo LEGIT-OK`
 
 // hostile tries, from inside the session, each way to make a later git
 // call of the bot's run a program that would touch a file in MARKS (a
@@ -44,6 +45,9 @@ echo "== clone hooks"; mkdir -p "$G/hooks" 2>&1; for h in HOOKS; do printf '#!/b
 echo "hooks seen: $(ls -A "$G/hooks" 2>/dev/null | wc -l)"
 echo "== other thread"; ls -A "$G/worktrees" 2>&1; printf 'ref: refs/heads/main\n' > "$G/worktrees/b/HEAD" 2>&1
 echo "== alternates"; echo "$PWD" > "$G/objects/info/alternates" 2>&1
+echo "== the bot's files moved"; mv "$G/config" "$G/config.old" 2>&1; rmdir "$G/config.lock" 2>&1; mv "$G/hooks" "$G/hooks.old" 2>&1
+printf '*\n' > "$G/info/exclude" 2>&1; printf 'ref: refs/heads/pwned\n' > "$G/HEAD" 2>&1
+echo "== a commondir beside the config"; echo "$PWD" > "$G/commondir" 2>&1
 echo HOSTILE-DONE`
 
 // Run is the scenario the package doc describes.
@@ -95,8 +99,8 @@ func Run(t *testing.T, b Bed) {
 			t.Errorf("the session sees hooks in the clone's hooks/")
 		}
 		checkHeld(t, clone, config, otherHead)
-	} else if bytes.Equal(config, read(t, filepath.Join(clone, "config"))) {
-		t.Errorf("control: under Local the session wrote the clone's config by hand, but the oracle saw no change")
+	} else if got, err := os.ReadFile(filepath.Join(clone, "config")); err == nil && bytes.Equal(got, config) {
+		t.Errorf("control: under Local the session wrote or moved the clone's config, but the oracle saw no change")
 	}
 	botWorks(t, m, a)
 	if left, _ := os.ReadDir(marks); len(left) > 0 {
@@ -166,8 +170,16 @@ func checkHeld(t *testing.T, clone string, config, otherHead []byte) {
 	if got := read(t, filepath.Join(clone, "worktrees", "b", "HEAD")); !bytes.Equal(got, otherHead) {
 		t.Errorf("the session changed another thread's HEAD: %s", got)
 	}
-	if _, err := os.Lstat(filepath.Join(clone, "objects", "info", "alternates")); err == nil {
-		t.Errorf("the session wrote the clone's objects/info/alternates")
+	for _, p := range []string{"objects/info/alternates", "config.old", "hooks.old", "info/exclude"} {
+		if _, err := os.Lstat(filepath.Join(clone, p)); err == nil {
+			t.Errorf("the session wrote or moved the clone's %s", p)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(clone, "config.lock")); err != nil || !fi.IsDir() {
+		t.Errorf("the session removed the clone's config.lock: %v", err)
+	}
+	if got := read(t, filepath.Join(clone, "HEAD")); bytes.Contains(got, []byte("pwned")) {
+		t.Errorf("the session wrote the clone's HEAD")
 	}
 	for _, h := range strings.Fields(hookNames) {
 		if got := read(t, filepath.Join(clone, "hooks", h)); bytes.Contains(got, []byte("clone-hook")) {
