@@ -85,9 +85,9 @@
 // and the configuration that turns off what could run). names.go: names
 // made safe refs and directories. disk.go: disk use. session.go: what of
 // a clone a session in one of its worktrees must be shown for its own git
-// to work (SessionDirs): the clone read-only, objects, refs and logs and
-// its own administrative directory writable, hooks and the other
-// worktrees' directories hidden; runners that isolate a session show it
-// that, and so nothing a session's git does reaches the config the bot's
-// git reads.
+// to work (SessionDirs): the clone writable, with its config, config.lock,
+// HEAD, info/ and objects/info/ read-only and fixed in place over it,
+// hooks and the other worktrees' directories hidden; runners that isolate
+// a session show it that, and so nothing a session's git does reaches the
+// config the bot's git reads.
 package workspace
