@@ -14,7 +14,6 @@ import (
 type Extension struct {
 	cat      *Catalog
 	channels Channels
-	h        thread.Host
 }
 
 // Channels keeps which of the catalog's servers admins gave which
@@ -38,8 +37,8 @@ func New(cat *Catalog, channels Channels) *Extension {
 // Name implements thread.Extension.
 func (*Extension) Name() string { return "mcpservers" }
 
-// Init implements thread.Extension.
-func (e *Extension) Init(h thread.Host) { e.h = h }
+// Init implements thread.Extension: a part needs only its thread.
+func (*Extension) Init(thread.Host) {}
 
 // Attach implements thread.Extension: every thread has a part, for the
 // `mcp` command.
