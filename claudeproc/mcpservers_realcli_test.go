@@ -30,21 +30,13 @@ const opsTool = "mcp__ops__" + testmcp.Tool
 // configuration, with token as its secret, and its marks directory.
 func opsServer(t *testing.T, dir, token string) (json.RawMessage, string) {
 	t.Helper()
-	bin := testmcp.Build(t, t.TempDir())
 	inside := filepath.Join(dir, ".ops")
 	marks := filepath.Join(inside, "marks")
 	if err := os.MkdirAll(marks, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(inside, "testmcp"), data, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	cfg, _ := json.Marshal(map[string]any{
-		"command": filepath.Join(inside, "testmcp"), "args": []string{"-marks", marks},
+		"command": testmcp.Build(t, inside), "args": []string{"-marks", marks},
 		"env": map[string]string{testmcp.TokenEnv: token},
 	})
 	return cfg, marks

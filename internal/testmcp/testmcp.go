@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -22,39 +21,15 @@ const Tool = "touch"
 // TokenEnv is the variable whose value the server writes in its start mark.
 const TokenEnv = "TESTMCP_TOKEN"
 
-var (
-	buildOnce sync.Once
-	built     string
-	buildErr  error
-)
-
-// Build compiles the server once per test binary and copies it into dir
-// (where the runner under test can see it: a sandbox hides the host's
-// /tmp); it returns the copy's path.
+// Build compiles the server into dir (where the runner under test can
+// see it: a sandbox hides the host's /tmp) and returns its path. The go
+// tool's cache makes every build after the first a link.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		out, err := os.MkdirTemp("", "testmcp")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		built = filepath.Join(out, "testmcp")
-		cmd := exec.Command("go", "build", "-o", built, "github.com/claudeops/claudeops/internal/testmcp/cmd/testmcp")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New(string(b))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build testmcp: %v", buildErr)
-	}
-	data, err := os.ReadFile(built)
-	if err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(dir, "testmcp")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/claudeops/claudeops/internal/testmcp/cmd/testmcp")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build testmcp: %v\n%s", err, out)
 	}
 	return bin
 }
