@@ -230,7 +230,7 @@ type InitializeResponse struct {
 	// Commands are the slash commands the session offers: the CLI's own
 	// (Builtin), and those of skills, plugins and the project's
 	// .claude/commands, as the CLI found them at start.
-	Commands []SlashCommand `json:"commands"`
+	Commands []SlashCommand  `json:"commands"`
 	Raw      json.RawMessage `json:"-"`
 }
 
