@@ -170,6 +170,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.thread.State = "idle"
 	w.saveThread(ctx)
 	w.updateIdle()
+	w.releaseSlash(ctx)
 }
 
 // resultErr is why the turn of r did not succeed (nil: it did).
@@ -245,6 +246,7 @@ func (w *worker) stop(reason string) {
 // afterExit forgets the process and settles what depended on it.
 func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
 	w.sess.ended()
+	w.heldSlash = nil // it was for the session that ended
 	why := reason
 	if why == "" {
 		why = "the session ended"

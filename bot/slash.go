@@ -169,12 +169,28 @@ func (w *worker) slashBefore(ctx context.Context, ev adapters.Event, name, args 
 		return true
 	}
 	if w.view.running() || len(w.queued) > 0 {
-		// The CLI merges queued messages into one turn: a command among
-		// them would be text.
-		w.reply(ctx, fmt.Sprintf("`/%s` waits for no turn: send it again once Claude has finished.", name))
+		// The CLI merges the messages it queues into one turn: a command
+		// among them would be text. It waits here for the turn's end.
+		if w.heldSlash != nil {
+			w.reply(ctx, fmt.Sprintf("`/%s` was not taken: another slash command already waits for this turn to end.", name))
+			return true
+		}
+		w.heldSlash = &ev
+		w.reply(ctx, fmt.Sprintf("`/%s` runs once Claude has finished this turn (`stop` drops it).", name))
 		return true
 	}
 	return false
+}
+
+// releaseSlash sends the slash command that waited for the turn to end,
+// once nothing runs or is queued (onResult).
+func (w *worker) releaseSlash(ctx context.Context) {
+	if w.heldSlash == nil || w.view.running() || len(w.queued) > 0 || !w.sess.live() || w.sess.closing {
+		return
+	}
+	ev := *w.heldSlash
+	w.heldSlash = nil
+	w.onMessage(ctx, ev)
 }
 
 // slashAllowed decides a slash command on the live process's list: an
@@ -204,7 +220,8 @@ func (w *worker) slashAllowed(ctx context.Context, p promptIn) bool {
 	return true
 }
 
-func (w *worker) refuseSlash(ctx context.Context, u adapters.User, name, why string) {
-	w.audit(ctx, u.ID, "refused", "/"+name, why, false)
-	w.reply(ctx, fmt.Sprintf("`/%s` is not available from chat: %s. Nothing was sent to Claude.", name, why))
+// refuseSlash tells that a slash command is refused, and audits it.
+func (d deps) refuseSlash(ctx context.Context, u adapters.User, name, why string) {
+	d.audit(ctx, u.ID, "refused", "/"+name, why, false)
+	d.reply(ctx, fmt.Sprintf("`/%s` is not available from chat: %s. Nothing was sent to Claude.", name, why))
 }

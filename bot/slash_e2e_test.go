@@ -21,8 +21,8 @@ const summaryMarker = "SUMMARY-MARKER-42: the operator asked to remember pineapp
 
 // slashScript is the end-to-end script, answering the CLI's summarization
 // request with summaryMarker.
-func slashScript() fakeanthropic.Script {
-	inner := script(nil)
+func slashScript(hold <-chan struct{}) fakeanthropic.Script {
+	inner := script(hold)
 	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		if req.IsCompaction() {
 			return fakeanthropic.TextReply(summaryMarker)
@@ -57,9 +57,9 @@ func (p loggedProcess) Send(m claudeproc.UserMessage) error {
 }
 
 // newSlashHarness is a harness whose CLI processes log their stdin.
-func newSlashHarness(t *testing.T) (*harness, *stdinLog) {
+func newSlashHarness(t *testing.T, hold <-chan struct{}) (*harness, *stdinLog) {
 	t.Helper()
-	h := newHarness(t, slashScript(), nil)
+	h := newHarness(t, slashScript(hold), nil)
 	log := &stdinLog{}
 	h.stopBot()
 	h.wrapStart = func(s starter) starter {
@@ -81,7 +81,7 @@ func newSlashHarness(t *testing.T) (*harness, *stdinLog) {
 // compacts, the thread says so with the CLI's figures, and the next
 // request holds the summary, not the history before it.
 func TestConsoleSlashCommands(t *testing.T) {
-	h, stdin := newSlashHarness(t)
+	h, stdin := newSlashHarness(t, nil)
 	h.say("remember pineapple")
 	h.expect(`claude: ok: .*remember pineapple`)
 	h.expect(`— ✓`)
@@ -157,7 +157,7 @@ func TestConsoleSlashCommands(t *testing.T) {
 // and never reaches the CLI; the thread's model and conversation are as
 // they were. The operator's own /model still switches the model.
 func TestConsoleSlashHostile(t *testing.T) {
-	h, stdin := newSlashHarness(t)
+	h, stdin := newSlashHarness(t, nil)
 	h.say("remember pineapple")
 	h.expect(`— ✓`)
 	before := len(h.api.Requests())
@@ -202,4 +202,27 @@ func TestConsoleSlashHostile(t *testing.T) {
 	h.expect(`Model: claude-sonnet-4-5`)
 	h.say("model")
 	h.expect(`Model: claude-sonnet-4-5`)
+}
+
+// TestConsoleSlashWaitsForTurn: a slash command sent while a turn runs
+// waits for its end (the CLI would merge it into the queued text), then
+// runs; a second one meanwhile is not taken.
+func TestConsoleSlashWaitsForTurn(t *testing.T) {
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	t.Cleanup(release)
+	h, stdin := newSlashHarness(t, hold)
+	h.say("slow one")
+	h.api.WaitRequests(1, waitTimeout)
+	h.say("/context")
+	h.expect("`/context` runs once Claude has finished this turn")
+	h.say("/cost")
+	h.expect("`/cost` was not taken: another slash command already waits")
+	release()
+	h.expect(`claude: slow answer for slow one`)
+	h.expect(`Context Usage`)
+	if got := stdin.texts(); len(got) != 2 || got[1] != "/context" {
+		t.Errorf("the CLI was sent %q", got)
+	}
 }

@@ -82,6 +82,9 @@ type worker struct {
 	parts  hooks
 	face   *face
 	posted *posted
+	// heldSlash is a slash command that waits for the running turn to
+	// end (slash.go).
+	heldSlash *adapters.Event
 	// run is the unattended run the thread is doing (face.BeginRun).
 	autoRun *thread.Run
 
