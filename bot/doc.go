@@ -75,6 +75,11 @@
 //     is refused by `cwd` and again at every start of claude.
 //   - A message whose first word is a command word is a command and never
 //     reaches Claude; one that does not parse gets its usage back.
+//   - A slash command reaches the CLI as it is only when the session's CLI
+//     lists it and slash.go allows it to the sender: what would change the
+//     session's permissions, directories, settings or credentials is
+//     refused before any process starts, an unknown name is said and sent
+//     nowhere, and each one is audited.
 //   - One session, one process: every local or sandboxed claude is recorded
 //     in the store while it runs (recover.go, leftovers.go), and at start,
 //     before any session resumes, Recover ends what a previous run left
@@ -153,6 +158,8 @@
 //
 // Commands: commands.go (the one table, dispatch, `help`), cmd_thread.go
 // (status, stop, new, mode, model, cost), cmd_channel.go (cwd, rules).
+// slash.go: Claude Code's slash commands from chat (which the CLI lists,
+// who may send which, one held while a turn runs).
 //
 // Restarts: leftovers.go records each local or sandboxed process while it
 // runs; recover.go (Recover, at start) ends what a previous run left,
