@@ -168,6 +168,11 @@ func (w *worker) slashBefore(ctx context.Context, ev adapters.Event, name, args 
 		w.refuseSlash(ctx, ev.User, name, why)
 		return true
 	}
+	if strings.Contains(args, "[from ") {
+		// It goes without the bot's sender line: none may ride in it.
+		w.refuseSlash(ctx, ev.User, name, "its text holds a line like the bot's sender line (`[from …]`)")
+		return true
+	}
 	if w.view.running() || len(w.queued) > 0 {
 		// The CLI merges the messages it queues into one turn: a command
 		// among them would be text. It waits here for the turn's end.
