@@ -18,8 +18,7 @@ import (
 // Local, under which a session sees the whole file system, has nothing to
 // do.
 type Mount struct {
-	// Path is absolute and clean: a directory that exists, or a file
-	// when ReadOnly (which then cannot be replaced or removed either).
+	// Path is absolute and clean, a directory that exists.
 	Path   string
 	Access Access
 }
@@ -35,6 +34,10 @@ const (
 	// Empty: an empty directory in its place, so that what it holds is
 	// hidden from the session (mounts inside it still show).
 	Empty
+	// Scratch: an empty writable directory in its place, the session's
+	// own, gone with it: what it holds on the host is neither seen nor
+	// written.
+	Scratch
 )
 
 func (a Access) String() string {
@@ -45,6 +48,8 @@ func (a Access) String() string {
 		return "read-write"
 	case Empty:
 		return "empty"
+	case Scratch:
+		return "scratch"
 	}
 	return fmt.Sprintf("Access(%d)", int(a))
 }
@@ -61,7 +66,7 @@ func NestMounts(mounts []Mount, dir string) ([]Mount, error) {
 		switch {
 		case !filepath.IsAbs(m.Path) || filepath.Clean(m.Path) != m.Path || m.Path == "/":
 			return nil, fmt.Errorf("mount %q: want an absolute, clean path other than /", m.Path)
-		case m.Access < ReadOnly || m.Access > Empty:
+		case m.Access < ReadOnly || m.Access > Scratch:
 			return nil, fmt.Errorf("mount %s: unknown access %d", m.Path, int(m.Access))
 		case dir != "" && (fspath.Within(m.Path, dir) || fspath.Within(dir, m.Path)):
 			return nil, fmt.Errorf("mount %s: it holds the working directory %s or lies in it", m.Path, dir)

@@ -159,6 +159,8 @@ func (s Sandbox) wrap(bin string, args []string, spec Spec, home string) (string
 		case Empty:
 			out = append(out, "--tmpfs", m.Path)
 			readOnly = append(readOnly, "--remount-ro", m.Path)
+		case Scratch:
+			out = append(out, "--tmpfs", m.Path)
 		}
 	}
 	// Hidden paths come after the working directory, so one inside it is

@@ -58,8 +58,8 @@ func writeConfig(dir string, want []byte) error {
 }
 
 // checkConfig says what in the git directory dir differs from what the
-// bot made: its config's bytes, and files git would read as configuration
-// beside it. Each difference is undone (a missing lock quietly, as an
+// bot made: its config's bytes, files git would read as configuration
+// beside it, and links where git would follow them (links.go). Each difference is undone (a missing lock quietly, as an
 // older bot made none) and named in found.
 func (m *Manager) checkConfig(dir string, want []byte) (found []string, err error) {
 	if m.checkOff {
@@ -78,6 +78,12 @@ func (m *Manager) checkConfig(dir string, want []byte) (found []string, err erro
 	got, err := readRegular(filepath.Join(dir, "config"))
 	if err != nil || !bytes.Equal(got, want) {
 		found = append(found, "config differs from what the bot wrote")
+	}
+	for _, l := range links(dir) {
+		found = append(found, l+" is a link")
+		if err := os.Remove(filepath.Join(dir, l)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return found, fmt.Errorf("%w (%s): %w", ErrTampered, strings.Join(found, "; "), err)
+		}
 	}
 	extra := []string{filepath.Join(dir, "commondir"), filepath.Join(dir, "config.worktree")}
 	admins, _ := filepath.Glob(filepath.Join(dir, "worktrees", "*", "config.worktree"))

@@ -10,9 +10,9 @@ import (
 )
 
 // TestSessionDirs: what a session in a worktree is shown of its clone, and
-// how: the clone readable, what a commit writes writable, its own admin
-// directory writable inside a hidden worktrees/, hooks hidden when there
-// are any; a worktree not this manager's, or without its admin directory,
+// how: the clone readable, what a commit writes writable, reflogs its own,
+// its own admin directory writable inside a hidden worktrees/, hooks
+// hidden (made when missing); a worktree not this manager's, or without its admin directory,
 // gets nothing. (That the runners show it so, and that git then works and
 // runs nothing of the session's: internal/runnergit.)
 func TestSessionDirs(t *testing.T) {
@@ -26,17 +26,17 @@ func TestSessionDirs(t *testing.T) {
 		var out []string
 		for _, d := range dirs {
 			rel, _ := filepath.Rel(clone, d.Path)
-			out = append(out, rel+" "+[]string{"readable", "writable", "hidden"}[d.Access])
+			out = append(out, rel+" "+[]string{"readable", "writable", "hidden", "scratch"}[d.Access])
 		}
 		return out, err
 	}
 	got, err := list(wt)
-	want := []string{". writable", "config readable", "config.lock readable", "HEAD readable", "info readable",
-		"objects/info readable", "hooks hidden", "worktrees hidden", "worktrees/one writable"}
+	want := []string{". readable", "objects writable", "objects/info readable", "refs writable", "logs scratch",
+		"hooks hidden", "worktrees hidden", "worktrees/one writable"}
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("SessionDirs = %q, %v; want %q", got, err, want)
 	}
-	for _, d := range []string{"logs", "hooks", "info"} {
+	for _, d := range []string{"logs", "hooks"} {
 		if fi, err := os.Stat(filepath.Join(clone, d)); err != nil || !fi.IsDir() {
 			t.Errorf("%s/ was not made: %v", d, err)
 		}

@@ -33,6 +33,7 @@ func mounts(dirs []workspace.SessionDir) []claudeproc.Mount {
 		workspace.Readable: claudeproc.ReadOnly,
 		workspace.Writable: claudeproc.ReadWrite,
 		workspace.Hidden:   claudeproc.Empty,
+		workspace.Scratch:  claudeproc.Scratch,
 	}
 	out := make([]claudeproc.Mount, 0, len(dirs))
 	for _, d := range dirs {

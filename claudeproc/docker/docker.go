@@ -338,15 +338,25 @@ func (r *Runner) extraMounts(ms []claudeproc.Mount) []mount.Mount {
 	out := make([]mount.Mount, 0, len(ms))
 	for i, m := range ms {
 		switch m.Access {
-		case claudeproc.Empty:
-			out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path, ReadOnly: !claudeproc.HoldsOthers(ms, i),
-				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: 1 << 20, Mode: 0o755}})
+		case claudeproc.Empty, claudeproc.Scratch:
+			out = append(out, mount.Mount{Type: mount.TypeTmpfs, Target: m.Path,
+				ReadOnly:     m.Access == claudeproc.Empty && !claudeproc.HoldsOthers(ms, i),
+				TmpfsOptions: &mount.TmpfsOptions{SizeBytes: tmpfsSize(m.Access), Mode: 0o755}})
 		default:
 			out = append(out, mount.Mount{Type: mount.TypeBind, Source: m.Path, Target: m.Path,
 				ReadOnly: m.Access == claudeproc.ReadOnly})
 		}
 	}
 	return out
+}
+
+// tmpfsSize bounds an empty mount (it holds mount points only) and a
+// scratch one (reflogs, say).
+func tmpfsSize(a claudeproc.Access) int64 {
+	if a == claudeproc.Scratch {
+		return 64 << 20
+	}
+	return 1 << 20
 }
 
 // hostPathEnv are variables that name places on the bot's host: in the

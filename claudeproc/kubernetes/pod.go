@@ -128,8 +128,9 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 	}
 }
 
-// emptyLimit bounds an empty mount: it only holds mount points.
-var emptyLimit = resource.MustParse("1Mi")
+// emptyLimit bounds an empty mount (mount points) or a scratch one (a
+// session's reflogs, say).
+var emptyLimit = resource.MustParse("64Mi")
 
 // probeCPU and probeMemory are what a version probe's Pod requests.
 var probeCPU, probeMemory = resource.MustParse("10m"), resource.MustParse("64Mi")

@@ -86,7 +86,7 @@ func (r *Runner) extraMounts(ms []claudeproc.Mount, dir string) ([]extraMount, e
 		// An empty one holding others stays writable: their mount
 		// points are made in it.
 		ro := m.Access == claudeproc.ReadOnly || m.Access == claudeproc.Empty && !claudeproc.HoldsOthers(nested, i)
-		out = append(out, extraMount{path: m.Path, sub: sub, readOnly: ro, empty: m.Access == claudeproc.Empty})
+		out = append(out, extraMount{path: m.Path, sub: sub, readOnly: ro, empty: m.Access == claudeproc.Empty || m.Access == claudeproc.Scratch})
 	}
 	return out, nil
 }

@@ -103,6 +103,7 @@ func mounts(dirs []workspace.SessionDir) []claudeproc.Mount {
 	for _, d := range dirs {
 		a := map[workspace.DirAccess]claudeproc.Access{
 			workspace.Readable: claudeproc.ReadOnly, workspace.Writable: claudeproc.ReadWrite, workspace.Hidden: claudeproc.Empty,
+			workspace.Scratch: claudeproc.Scratch,
 		}[d.Access]
 		out = append(out, claudeproc.Mount{Path: d.Path, Access: a})
 	}

@@ -20,7 +20,7 @@ const hookNames = "pre-commit prepare-commit-msg commit-msg post-commit post-che
 const legit = `git status --short --branch && echo hello > hello.txt && git add hello.txt &&
 git -c user.name=Session -c user.email=session@example.invalid commit -q -m 'session commit' &&
 git log --format=%s -1 && git diff --stat HEAD~1 HEAD && echo more >> README && git diff --stat &&
-git checkout -q -b topic && git checkout -q claudeops/a && git branch scratch && git branch -d scratch &&
+git checkout -q -b topic && git checkout -q claudeops/a && git stash -q && git stash pop -q &&
 git status --short && echo LEGIT-OK`
 
 // hostile tries, from inside the session, each way to make a later git
@@ -48,6 +48,9 @@ echo "== alternates"; echo "$PWD" > "$G/objects/info/alternates" 2>&1
 echo "== the bot's files moved"; mv "$G/config" "$G/config.old" 2>&1; rmdir "$G/config.lock" 2>&1; mv "$G/hooks" "$G/hooks.old" 2>&1
 printf '*\n' > "$G/info/exclude" 2>&1; printf 'ref: refs/heads/pwned\n' > "$G/HEAD" 2>&1
 echo "== a commondir beside the config"; echo "$PWD" > "$G/commondir" 2>&1
+echo "== links the bot's git would follow"; ln -sf "$M/../reflog-target" "$G/packed-refs" 2>&1
+mkdir -p "$G/logs/refs/heads/claudeops" && ln -sf "$M/../reflog-target" "$G/logs/refs/heads/claudeops/a" 2>&1
+ln -s "$M" "$G/objects/zz" 2>&1
 echo HOSTILE-DONE`
 
 // Run is the scenario the package doc describes.
@@ -102,7 +105,14 @@ func Run(t *testing.T, b Bed) {
 	} else if got, err := os.ReadFile(filepath.Join(clone, "config")); err == nil && bytes.Equal(got, config) {
 		t.Errorf("control: under Local the session wrote or moved the clone's config, but the oracle saw no change")
 	}
+	target := filepath.Join(b.Base, "reflog-target")
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	botWorks(t, m, a)
+	if got := read(t, target); len(got) > 0 {
+		t.Errorf("the bot's git wrote through a link the session planted: %q", got)
+	}
 	if left, _ := os.ReadDir(marks); len(left) > 0 {
 		var names []string
 		for _, e := range left {
