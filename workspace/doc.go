@@ -37,12 +37,16 @@
 //     ours the config is compared byte for byte with the one the bot
 //     wrote (there is no include, so no other file), and a commondir or
 //     config.worktree beside it (which would move or add configuration)
-//     is refused: the call fails with ErrTampered, the clone is restored,
+//     is refused, and so is a link where git would follow it (packed-refs,
+//     refs/, logs/, objects/: links.go): the call fails with ErrTampered,
+//     the clone is restored,
 //     the error names what was found. So a file written over by hand is
 //     caught as well, unless it is written and put back in the instant
 //     between the check and git's reading (a deliberate race that only a
 //     process of the bot's own user can run, which under the local runner
-//     could as well change the bot itself).
+//     could as well change the bot itself; a link in refs/ or objects/,
+//     which an isolated session can write, it could race to plant too:
+//     git would then write a ref or an object where the link leads).
 //     Why not a repository per worktree, whose config the bot never
 //     reads: the bot would then have to take the session's commits and
 //     index from a repository the session controls, through upload-pack
@@ -85,9 +89,10 @@
 // and the configuration that turns off what could run). names.go: names
 // made safe refs and directories. disk.go: disk use. session.go: what of
 // a clone a session in one of its worktrees must be shown for its own git
-// to work (SessionDirs): the clone writable, with its config, config.lock,
-// HEAD, info/ and objects/info/ read-only and fixed in place over it,
+// to work (SessionDirs): the clone read-only, objects and refs and its own
+// administrative directory writable, logs a scratch directory of its own,
 // hooks and the other worktrees' directories hidden; runners that isolate
 // a session show it that, and so nothing a session's git does reaches the
-// config the bot's git reads.
+// config the bot's git reads. links.go: links where the bot's git would
+// follow them, refused with the config check.
 package workspace
