@@ -2,7 +2,9 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -149,6 +151,30 @@ func TestConsoleSlashCommands(t *testing.T) {
 	if got := stdin.texts(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the CLI was sent %q, want %q", got, want)
 	}
+	checkAudit(t, h, []string{"operator slash /context true", "operator slash /usage true", "operator refused /nosuch false", "operator slash /compact true"})
+}
+
+// checkAudit: the audit log holds these entries ("user action target
+// allowed"), in this order among others.
+func checkAudit(t *testing.T, h *harness, want []string) {
+	t.Helper()
+	es, err := h.st.AuditLog(context.Background(), "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := len(es) - 1; i >= 0; i-- {
+		got = append(got, fmt.Sprintf("%s %s %s %v", es[i].UserID, es[i].Action, es[i].Target, es[i].Allowed))
+	}
+	rest := got
+	for _, w := range want {
+		i := slices.Index(rest, w)
+		if i < 0 {
+			t.Errorf("the audit log lacks %q (in order): %q", w, got)
+			return
+		}
+		rest = rest[i+1:]
+	}
 }
 
 // TestConsoleSlashHostile: bob may talk in the operator's thread but not
@@ -189,6 +215,7 @@ func TestConsoleSlashHostile(t *testing.T) {
 	for _, s := range stdin.texts()[1:] {
 		t.Errorf("bob's command reached the CLI: %q", s)
 	}
+	checkAudit(t, h, []string{"bob refused /permissions false", "bob refused /add-dir false", "bob refused use `/compact` in this thread false", "bob refused /code-review false"})
 	h.say("model")
 	h.expect(`Model: default`)
 	h.say("recall")

@@ -60,3 +60,18 @@ func TestJudgeSlash(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactedText(t *testing.T) {
+	for _, tt := range []struct {
+		e    claudeproc.CompactBoundary
+		want string
+	}{
+		{claudeproc.CompactBoundary{Trigger: "manual", PreTokens: 198, PostTokens: 2561}, "Context compacted: 198 → 2561 tokens; older messages of this conversation were summarised."},
+		{claudeproc.CompactBoundary{Trigger: "auto", PreTokens: 160000, PostTokens: 9000}, "Context compacted (the context was full): 160000 → 9000 tokens; older messages of this conversation were summarised."},
+		{claudeproc.CompactBoundary{Trigger: "manual"}, "Context compacted: older messages of this conversation were summarised."},
+	} {
+		if got := compactedText(&tt.e); got != tt.want {
+			t.Errorf("compactedText(%+v) = %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}
