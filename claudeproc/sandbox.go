@@ -20,11 +20,11 @@ import (
 // namespaces, so no process of the bot is visible; the whole file system
 // read-only but for the session's working directory, a home of the
 // thread's own and the Spec's Mounts asked writable (an empty one is an
-// empty read-only directory); the paths in Hide absent; a private /tmp. It is a Local
-// runner with bwrap in front, so the bot still holds the process group:
-// signals reach bwrap, and bwrap's death (or the bot's: --die-with-parent)
-// ends every process in the sandbox, since they all live in its PID
-// namespace.
+// empty read-only directory, a scratch one a tmpfs of its own); the paths
+// in Hide absent; a private /tmp. It is a Local runner with bwrap in
+// front, so the bot still holds the process group: signals reach bwrap,
+// and bwrap's death (or the bot's: --die-with-parent) ends every process
+// in the sandbox, since they all live in its PID namespace.
 //
 // Not isolated: the network (the CLI must reach the model API), the uid
 // (the sandbox runs as the bot's user, with no capabilities) and whatever

@@ -330,10 +330,10 @@ func (r *Runner) containerConfig(spec claudeproc.Spec, dir, vol string) (*contai
 }
 
 // extraMounts are spec's Mounts as the engine takes them: a bind at its
-// own path, read-only or not, or a tmpfs for an empty one: read-only, but
-// for one holding other mounts, whose mount points the engine makes in it
-// (it is the container's alone and gone with it). The engine mounts
-// parents first.
+// own path, read-only or not, or a tmpfs (the container's alone, gone
+// with it) for an empty one, read-only but for one holding other mounts,
+// whose mount points the engine makes in it, and for a scratch one,
+// writable. The engine mounts parents first.
 func (r *Runner) extraMounts(ms []claudeproc.Mount) []mount.Mount {
 	out := make([]mount.Mount, 0, len(ms))
 	for i, m := range ms {
