@@ -67,3 +67,39 @@ func bareRemoteWith(t *testing.T, files map[string]string) string {
 	gitRun(t, seed, "push", "-q", "origin", "main")
 	return bare
 }
+
+// TestRepositoryCommandReachesClaude: a person types a custom slash command
+// of the channel's repository (.claude/commands/review.md, which the
+// guarded CLI does not load): the model is sent the command as the CLI
+// names it and its text with the arguments; its allowed-tools and
+// !`command` line take no effect (no marker file); a name neither the CLI
+// nor the repository has is still said and sent nowhere.
+func TestRepositoryCommandReachesClaude(t *testing.T) {
+	bangMark := filepath.Join(t.TempDir(), "bang-ran")
+	bare := bareRemoteWith(t, map[string]string{
+		".claude/commands/review.md": "---\ndescription: Review\nallowed-tools: Bash\n---\n!`touch " + bangMark + "`\nReview the change. MARK_REPO_CMD $ARGUMENTS\n",
+	})
+	m, err := workspace.New(workspace.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, script(nil), func(c *testConfig) {
+		c.Workspace.Manager = m
+		c.Workspace.Repos = []string{"console/console=" + bare}
+	})
+	h.say("/review the parser")
+	h.expect(`ok: .*Review the change\. MARK_REPO_CMD the parser`)
+	log := ""
+	for _, r := range h.api.Requests() {
+		log += string(r.Body)
+	}
+	if !strings.Contains(log, `<command-name>/review</command-name>`) {
+		t.Errorf("the model was not sent the command's name as the CLI sends it")
+	}
+	if _, err := os.Stat(bangMark); err == nil {
+		t.Errorf("the command's !`touch` line ran")
+	}
+	h.expect(`— ✓`)
+	h.say("/nosuch x")
+	h.expect("`/nosuch` is not a command of Claude Code here; nothing was sent")
+}

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -30,7 +31,14 @@ import (
 //   - any other command of the CLI's own: refused (a CLI that adds one
 //     offers it from chat only once it is classified here).
 //
-// A name the CLI does not list is said in the thread, not sent: the CLI
+// A custom command of the repository (.claude/commands), which the guarded
+// CLI does not load, the bot reads and expands itself into the message the
+// CLI would make of it (repoSlash, claudeproc.RepoCommand), anyone who may
+// talk may send it; it comes before a CLI command it shares only an alias
+// with (a repository's /review, not code-review), after one of the CLI's
+// own names.
+//
+// A name neither lists is said in the thread, not sent: the CLI
 // would hand it to the model as a paid prompt. Text whose first word holds
 // another slash ("/etc/passwd is odd") is no command, and goes as any text.
 
@@ -103,6 +111,7 @@ type slashVerdict struct {
 	canonical string
 	rule      slashRule // 0: refused
 	known     bool      // the CLI lists it
+	alias     bool      // by an alias, not its name
 }
 
 // judgeSlash looks name up among the CLI's commands.
@@ -110,7 +119,8 @@ func judgeSlash(cmds []claudeproc.SlashCommand, name string) slashVerdict {
 	// A name before an alias: a repository's /review is the command the
 	// CLI runs, not code-review's alias.
 	i := slices.IndexFunc(cmds, func(c claudeproc.SlashCommand) bool { return strings.EqualFold(c.Name, name) })
-	if i < 0 {
+	alias := i < 0
+	if alias {
 		i = slices.IndexFunc(cmds, func(c claudeproc.SlashCommand) bool {
 			return slices.ContainsFunc(c.Aliases, func(a string) bool { return strings.EqualFold(a, name) })
 		})
@@ -119,7 +129,7 @@ func judgeSlash(cmds []claudeproc.SlashCommand, name string) slashVerdict {
 		return slashVerdict{}
 	}
 	c := cmds[i]
-	v := slashVerdict{canonical: c.Name, known: true}
+	v := slashVerdict{canonical: c.Name, known: true, alias: alias}
 	switch {
 	case slashRefused[strings.ToLower(c.Name)] != "":
 	case !c.Builtin:
@@ -198,31 +208,58 @@ func (w *worker) releaseSlash(ctx context.Context) {
 	w.onMessage(ctx, ev)
 }
 
-// slashAllowed decides a slash command on the live process's list: an
-// unknown one is said, a refused one refused, one for the starter checked.
-func (w *worker) slashAllowed(ctx context.Context, p promptIn) bool {
+// slashAllowed decides a slash command on the live process's list and
+// the repository's commands: an unknown one is said, a refused one
+// refused, one for the starter checked. A repository's command comes back
+// as the message's content (repoSlash); nil for one the CLI runs.
+func (w *worker) slashAllowed(ctx context.Context, p promptIn) ([]claudeproc.ContentBlock, bool) {
 	name, args, _ := parseSlash(p.Text)
 	cmds, err := w.sess.commands(ctx)
 	if err != nil {
 		w.log.Warn("slash commands", "err", err)
 		w.notice(ctx, fmt.Sprintf("`/%s` was not sent: %v.", name, err), true)
-		return false
+		return nil, false
 	}
 	v := judgeSlash(cmds, name)
+	if !v.known || v.alias {
+		if blocks, handled := w.repoSlash(ctx, p.User, name, args); handled {
+			return blocks, blocks != nil
+		}
+	}
 	switch {
 	case !v.known:
 		w.audit(ctx, p.User.ID, "refused", "/"+name, "not a command of this Claude Code session", false)
 		w.reply(ctx, fmt.Sprintf("`/%s` is not a command of Claude Code here; nothing was sent. (To send the text to Claude as it is, begin with another word.)", name))
-		return false
+		return nil, false
 	case v.rule == 0:
 		w.refuseSlash(ctx, p.User, name, "it is not offered from chat")
-		return false
+		return nil, false
 	case v.rule == slashStarter && !w.mayChange(p.User.ID):
 		w.refuseChange(ctx, p.User, "use `/"+name+"` in this thread")
-		return false
+		return nil, false
 	}
 	w.audit(ctx, p.User.ID, "slash", "/"+v.canonical, args, true)
-	return true
+	return nil, true
+}
+
+// repoSlash expands the repository's custom command name
+// (.claude/commands), which a guarded CLI does not load, into the message
+// the CLI would make of it (claudeproc.RepoCommand). handled is false
+// when the repository has no such command; blocks is nil when it has one
+// that could not be read (the thread was told).
+func (w *worker) repoSlash(ctx context.Context, u adapters.User, name, args string) (blocks []claudeproc.ContentBlock, handled bool) {
+	blocks, err := claudeproc.RepoCommand(w.cwd(ctx), name, args)
+	switch {
+	case errors.Is(err, claudeproc.ErrNoCommand):
+		return nil, false
+	case err != nil:
+		w.log.Warn("repository command", "name", name, "err", err)
+		w.audit(ctx, u.ID, "refused", "/"+name, err.Error(), false)
+		w.reply(ctx, fmt.Sprintf("`/%s` of the repository could not be read (%v); nothing was sent.", name, err))
+		return nil, true
+	}
+	w.audit(ctx, u.ID, "slash", "/"+name, args, true)
+	return blocks, true
 }
 
 // refuseSlash tells that a slash command is refused, and audits it.

@@ -32,7 +32,8 @@ func TestParseSlash(t *testing.T) {
 
 // TestJudgeSlash: the CLI's list decides what is a command; the bot's
 // table who may send it; a command of the CLI's own the table does not
-// name is refused, a repository's is a prompt.
+// name is refused, a repository's is a prompt; one found by an alias says
+// so (a repository's own command of that name comes first, repoSlash).
 func TestJudgeSlash(t *testing.T) {
 	cmds := []claudeproc.SlashCommand{
 		{Name: "code-review", Aliases: []string{"review"}, Builtin: true},
@@ -47,7 +48,8 @@ func TestJudgeSlash(t *testing.T) {
 		name string
 		want slashVerdict
 	}{
-		{"cost", slashVerdict{canonical: "usage", rule: slashOpen, known: true}},
+		{"cost", slashVerdict{canonical: "usage", rule: slashOpen, known: true, alias: true}},
+		{"Stats", slashVerdict{canonical: "usage", rule: slashOpen, known: true, alias: true}},
 		{"COMPACT", slashVerdict{canonical: "compact", rule: slashStarter, known: true}},
 		{"review", slashVerdict{canonical: "review", rule: slashOpen, known: true}},
 		{"deploy-notes", slashVerdict{canonical: "deploy-notes", rule: slashOpen, known: true}},

@@ -367,8 +367,14 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 		}
 		return err
 	}
-	if p.slash && !w.slashAllowed(ctx, p) {
-		return errSlashNotSent
+	if p.slash {
+		blocks, ok := w.slashAllowed(ctx, p)
+		if !ok {
+			return errSlashNotSent
+		}
+		if blocks != nil {
+			msg = claudeproc.UserMessage{Content: blocks, UUID: msg.UUID}
+		}
 	}
 	return w.send(ctx, &queuedPrompt{msg: msg, text: p.Text, user: p.User, key: p.key, at: p.at})
 }
