@@ -135,6 +135,7 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 		o.ExtraArgs = append(o.ExtraArgs, l.ExtraArgs...)
 		o.MCPServers, o.PluginDirs = l.MCPServers, append(o.PluginDirs, l.PluginDirs...)
 		o.Mounts = append(o.Mounts, l.Mounts...)
+		o.Env = addEnv(o.Env, l.Env)
 	}
 	p, err := s.start(life, o)
 	if err != nil {
@@ -217,4 +218,20 @@ func (s *session) close(drain func(claudeproc.Event)) claudeproc.ExitInfo {
 func (s *session) ended() {
 	s.proc, s.events, s.mcp = nil, nil, nil
 	s.slots.release(string(s.key))
+}
+
+// addEnv adds to env each NAME=value of more whose name env lacks: the
+// operator's own value wins.
+func addEnv(env, more []string) []string {
+	have := make(map[string]bool, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		have[name] = true
+	}
+	for _, kv := range more {
+		if name, _, _ := strings.Cut(kv, "="); !have[name] {
+			env, have[name] = append(env, kv), true
+		}
+	}
+	return env
 }

@@ -14,6 +14,10 @@ import (
 // defaultAuthor commits when Options.Author is not set.
 var defaultAuthor = Person{Name: "claudeops", Email: "claudeops@localhost"}
 
+// Author is the identity the bot commits with (Options.Author, or its
+// default).
+func (m *Manager) Author() Person { return m.author }
+
 // Commit commits everything in the worktree (git add -A semantics: tracked
 // and untracked files, not ignored ones) to its branch, with message (a
 // default when blank; kept byte for byte otherwise, a final newline added)

@@ -49,6 +49,9 @@ type Launch struct {
 	// Mounts are directories outside Dir it needs to see (a worktree's
 	// git directory); the runner shows them as they say.
 	Mounts []claudeproc.Mount
+	// Env are variables (NAME=value) its environment gets when the
+	// operator's (CLAUDEOPS_CLAUDE_ENV) does not already name them.
+	Env []string
 }
 
 // TurnEnder runs when a turn ended with a result, in the order of

@@ -25,6 +25,12 @@ func (p *part) BeforeLaunch(_ context.Context, l *thread.Launch) {
 		return
 	}
 	l.Mounts = append(l.Mounts, mounts(dirs)...)
+	// The session's own commits need an identity: an isolated runner's
+	// home has no git config, and the clone's is the bot's, unwritable.
+	// The bot's own, unless the operator passes one (CLAUDEOPS_CLAUDE_ENV).
+	a := p.ext.cfg.Manager.Author()
+	l.Env = append(l.Env, "GIT_AUTHOR_NAME="+a.Name, "GIT_AUTHOR_EMAIL="+a.Email,
+		"GIT_COMMITTER_NAME="+a.Name, "GIT_COMMITTER_EMAIL="+a.Email)
 }
 
 // mounts are the session directories as the runner takes them.

@@ -65,6 +65,8 @@ type Workspaces interface {
 	// SessionDirs is what of the worktree's clone its session must see
 	// for its own git to work, and how (the runner shows them).
 	SessionDirs(wt workspace.Worktree) ([]workspace.SessionDir, error)
+	// Author is the identity the bot commits with.
+	Author() workspace.Person
 }
 
 // noRepo is stored by `repo none`: the channel is unbound even if the

@@ -83,6 +83,10 @@ func (m *fakeManager) Remove(context.Context, workspace.Worktree) (bool, error) 
 
 func (m *fakeManager) DiskUsage(context.Context) (int64, error) { return 3 << 20, nil }
 
+func (m *fakeManager) Author() workspace.Person {
+	return workspace.Person{Name: "Bot", Email: "bot@example.invalid"}
+}
+
 func (m *fakeManager) SessionDirs(wt workspace.Worktree) ([]workspace.SessionDir, error) {
 	m.calls = append(m.calls, "session dirs "+wt.Branch)
 	return []workspace.SessionDir{{Path: "/w/repos/r", Access: workspace.Readable},
