@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,7 +15,10 @@ import (
 // A repository's custom slash commands (.claude/commands/**/*.md) reach a
 // guarded session through the bot: --restricted loads none of them, and a
 // --plugin-dir built of them names each "<plugin>:<name>", in what the
-// model is sent too. So the bot reads the command's file itself and sends
+// model is sent too. A skill (.claude/skills/<name>/SKILL.md) a person
+// types as /<name> is such a command too; the model itself cannot call
+// skills (the Skill tool is off, tools.go). So the bot reads the command's
+// file itself and sends
 // the user message the CLI would make of it on a laptop: a block naming
 // the command and its arguments, then the file's body with its front
 // matter stripped and the arguments put in. The CLI then treats the body
@@ -26,6 +30,7 @@ import (
 
 const (
 	commandsDir = ".claude/commands"
+	skillsDir   = ".claude/skills"
 	// maxCommandFile bounds what one command puts in a message.
 	maxCommandFile = 32 << 10
 )
@@ -38,7 +43,8 @@ var ErrNoCommand = errors.New("no such command in the repository")
 var commandName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`)
 
 // RepoCommand reads the custom slash command name of the repository at
-// dir and returns the content blocks of the user message "/name args"
+// dir (.claude/commands/<name>.md, else the skill
+// .claude/skills/<name>/SKILL.md, which a person may type too) and returns the content blocks of the user message "/name args"
 // becomes, as the CLI makes it. The file is read through os.Root (a
 // symlink out of dir is not followed) and bounded in size. err wraps
 // ErrNoCommand when the repository has none of that name.
@@ -55,6 +61,12 @@ func RepoCommand(dir, name, args string) ([]ContentBlock, error) {
 	}
 	defer root.Close()
 	body, err := readCommand(root, commandsDir+"/"+strings.Join(parts, "/")+".md")
+	if errors.Is(err, ErrNoCommand) && len(parts) == 1 {
+		// A skill is a command too when a person types it; the CLI tells
+		// the model where its files are.
+		body, err = readCommand(root, skillsDir+"/"+name+"/SKILL.md")
+		body = "Base directory for this skill: " + filepath.Join(dir, skillsDir, name) + "\n\n" + body
+	}
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %w", name, err)
 	}

@@ -12,7 +12,7 @@ import (
 // working directory, a directory, a file over the cap.
 func TestRepoCommandRefused(t *testing.T) {
 	out := t.TempDir()
-	writeTree(t, out, map[string]string{"secret.md": "SECRET\n", ".claude/commands/x.md": "SECRET\n"})
+	writeTree(t, out, map[string]string{"secret.md": "SECRET\n", ".claude/commands/x.md": "SECRET\n", "skill/SKILL.md": "SECRET\n"})
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		".claude/commands/ok.md":       "fine\n",
@@ -23,13 +23,16 @@ func TestRepoCommandRefused(t *testing.T) {
 	symlink(t, filepath.Join(out, "secret.md"), filepath.Join(dir, ".claude/commands/link.md"))
 	symlink(t, "../../outside.md", filepath.Join(dir, ".claude/commands/rel.md"))
 	symlink(t, filepath.Join(out, ".claude/commands"), filepath.Join(dir, ".claude/commands/sub"))
+	symlink(t, filepath.Join(out, "skill"), filepath.Join(dir, ".claude/skills/away"))
+	writeTree(t, dir, map[string]string{".claude/skills/team/deep/SKILL.md": "nested\n"})
 	for _, tc := range []struct {
 		name   string
 		noSuch bool // ErrNoCommand, else another error
 	}{
 		{"missing", true}, {"", true}, {"../outside", true}, {"a/b", true}, {"team:..", true},
 		{".hidden", true}, {"ok:", true},
-		{"link", false}, {"sub:x", false}, {"dir", false}, {"big", false},
+		{"team:deep", true}, // skills are one level deep
+		{"link", false}, {"sub:x", false}, {"dir", false}, {"big", false}, {"away", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blocks, err := RepoCommand(dir, tc.name, "")
@@ -47,6 +50,25 @@ func TestRepoCommandRefused(t *testing.T) {
 	}
 	if _, err := RepoCommand(filepath.Join(dir, "gone"), "ok", ""); err == nil || errors.Is(err, ErrNoCommand) {
 		t.Errorf("a working directory that cannot be opened: %v", err)
+	}
+}
+
+// TestRepoCommandSkill: a skill typed as a command says where its files
+// are, as the CLI does; a command of the same name comes first.
+func TestRepoCommandSkill(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		".claude/skills/lint/SKILL.md": "---\nname: lint\nallowed-tools: Bash\n---\nLint $ARGUMENTS\n",
+		".claude/skills/both/SKILL.md": "the skill\n",
+		".claude/commands/both.md":     "the command\n",
+	})
+	b, err := RepoCommand(dir, "lint", "src")
+	want := "Base directory for this skill: " + filepath.Join(dir, ".claude/skills/lint") + "\n\nLint src\n"
+	if err != nil || len(b) != 2 || b[1].Text != want {
+		t.Errorf("RepoCommand(lint) = %+v, %v; want its second block %q", b, err, want)
+	}
+	if b, err := RepoCommand(dir, "both", ""); err != nil || b[1].Text != "the command\n" {
+		t.Errorf("RepoCommand(both) = %+v, %v; want the command's text", b, err)
 	}
 }
 
