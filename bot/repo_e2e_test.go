@@ -70,7 +70,7 @@ func bareRemoteWith(t *testing.T, files map[string]string) string {
 
 // TestRepositoryCommandReachesClaude: a person types a custom slash command
 // of the channel's repository (.claude/commands/review.md, which the
-// guarded CLI does not load): the model is sent the command as the CLI
+// guarded CLI does not load), then a skill of it as a command: the model is sent the command as the CLI
 // names it and its text with the arguments; its allowed-tools and
 // !`command` line take no effect (no marker file); a name neither the CLI
 // nor the repository has is still said and sent nowhere.
@@ -78,6 +78,7 @@ func TestRepositoryCommandReachesClaude(t *testing.T) {
 	bangMark := filepath.Join(t.TempDir(), "bang-ran")
 	bare := bareRemoteWith(t, map[string]string{
 		".claude/commands/review.md": "---\ndescription: Review\nallowed-tools: Bash\n---\n!`touch " + bangMark + "`\nReview the change. MARK_REPO_CMD $ARGUMENTS\n",
+		".claude/skills/lint/SKILL.md": "---\nname: lint\ndescription: Lint\n---\nLint it. MARK_REPO_SKILL $ARGUMENTS\n",
 	})
 	m, err := workspace.New(workspace.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -99,6 +100,9 @@ func TestRepositoryCommandReachesClaude(t *testing.T) {
 	if _, err := os.Stat(bangMark); err == nil {
 		t.Errorf("the command's !`touch` line ran")
 	}
+	h.expect(`— ✓`)
+	h.say("/lint src")
+	h.expect(`ok: .*Lint it\. MARK_REPO_SKILL src`)
 	h.expect(`— ✓`)
 	h.say("/nosuch x")
 	h.expect("`/nosuch` is not a command of Claude Code here; nothing was sent")
