@@ -246,7 +246,7 @@ func (w *worker) stop(reason string) {
 // afterExit forgets the process and settles what depended on it.
 func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
 	w.sess.ended()
-	w.heldSlash = nil // it was for the session that ended
+	w.dropSlash(ctx) // it was for the session that ended
 	why := reason
 	if why == "" {
 		why = "the session ended"

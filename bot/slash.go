@@ -190,7 +190,9 @@ func (w *worker) slashBefore(ctx context.Context, ev adapters.Event, name, args 
 			w.reply(ctx, fmt.Sprintf("`/%s` was not taken: another slash command already waits for this turn to end.", name))
 			return true
 		}
-		w.heldSlash = &ev
+		// Not settled while it waits: a restart meanwhile tells the thread
+		// it was not taken up.
+		w.heldSlash, w.handedOver = &ev, true
 		w.reply(ctx, fmt.Sprintf("`/%s` runs once Claude has finished this turn (`stop` drops it).", name))
 		return true
 	}
@@ -204,8 +206,23 @@ func (w *worker) releaseSlash(ctx context.Context) {
 		return
 	}
 	ev := *w.heldSlash
-	w.heldSlash = nil
+	w.heldSlash, w.handedOver = nil, false
 	w.onMessage(ctx, ev)
+	if !w.handedOver {
+		w.settle(ctx, keyOf(ev)) // refused or not sent: the thread was told
+	}
+}
+
+// dropSlash drops the slash command that waited (stop, the session's
+// end), telling the thread.
+func (w *worker) dropSlash(ctx context.Context) {
+	if w.heldSlash == nil {
+		return
+	}
+	name, _, _ := parseSlash(strings.TrimSpace(w.heldSlash.Message.Text))
+	w.reply(ctx, fmt.Sprintf("`/%s` was dropped: the turn it waited for was stopped or its session ended.", name))
+	w.settle(ctx, keyOf(*w.heldSlash))
+	w.heldSlash = nil
 }
 
 // slashAllowed decides a slash command on the live process's list and

@@ -254,3 +254,39 @@ func TestConsoleSlashWaitsForTurn(t *testing.T) {
 		t.Errorf("the CLI was sent %q", got)
 	}
 }
+
+// TestConsoleSlashDroppedByStop: `stop` drops the slash command that
+// waited for the turn, and says so; it never reaches the CLI.
+func TestConsoleSlashDroppedByStop(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	h, stdin := newSlashHarness(t, hold)
+	h.say("slow one")
+	h.api.WaitRequests(1, waitTimeout)
+	h.say("/context")
+	h.expect("`/context` runs once Claude has finished this turn")
+	h.say("stop")
+	h.expect("`/context` was dropped")
+	h.expect(`Stopp`)
+	h.say("hello")
+	h.expect(`claude: ok: .*hello`)
+	if got := stdin.texts(); slices.Contains(got, "/context") {
+		t.Errorf("the dropped command reached the CLI: %q", got)
+	}
+}
+
+// TestConsoleSlashWaitingAtRestart: a slash command waiting for its turn
+// when the bot stops is not lost unsaid: the thread is told it was dropped
+// as the session ends (were the bot killed instead, the message is not
+// settled, and the next start tells the thread to send it again).
+func TestConsoleSlashWaitingAtRestart(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	h, _ := newSlashHarness(t, hold)
+	h.say("slow one")
+	h.api.WaitRequests(1, waitTimeout)
+	h.say("/context")
+	h.expect("`/context` runs once Claude has finished this turn")
+	h.restart()
+	h.expect("`/context` was dropped: the turn it waited for was stopped or its session ended")
+}
