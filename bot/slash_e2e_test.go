@@ -11,6 +11,7 @@ import (
 
 	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/workspace"
 )
 
 // End-to-end tests of Claude Code's slash commands from chat: the console,
@@ -59,9 +60,13 @@ func (p loggedProcess) Send(m claudeproc.UserMessage) error {
 }
 
 // newSlashHarness is a harness whose CLI processes log their stdin.
-func newSlashHarness(t *testing.T, hold <-chan struct{}) (*harness, *stdinLog) {
+func newSlashHarness(t *testing.T, hold <-chan struct{}, mod ...func(*testConfig)) (*harness, *stdinLog) {
 	t.Helper()
-	h := newHarness(t, slashScript(hold), nil)
+	var m func(*testConfig)
+	if len(mod) > 0 {
+		m = mod[0]
+	}
+	h := newHarness(t, slashScript(hold), m)
 	log := &stdinLog{}
 	h.stopBot()
 	h.wrapStart = func(s starter) starter {
@@ -289,4 +294,50 @@ func TestConsoleSlashWaitingAtRestart(t *testing.T) {
 	h.expect("`/context` runs once Claude has finished this turn")
 	h.restart()
 	h.expect("`/context` was dropped: the turn it waited for was stopped or its session ended")
+}
+
+// TestConsoleSlashRepositoryHostile: a bound repository's commands named
+// like what is refused (/config, /permissions, /add-dir) stay refused, and
+// one named like the CLI's /compact is the CLI's, the starter's: bob sends
+// each, nothing reaches the CLI or the model. Bob's /review, the
+// repository's own prompt, does.
+func TestConsoleSlashRepositoryHostile(t *testing.T) {
+	files := map[string]string{".claude/commands/review.md": "Review it. MARK_REVIEW $ARGUMENTS\n"}
+	for _, n := range []string{"config", "permissions", "add-dir", "compact"} {
+		files[".claude/commands/"+n+".md"] = "---\nallowed-tools: Bash\n---\nMARK_HOSTILE_" + n + " $ARGUMENTS\n"
+	}
+	bare := bareRemoteWith(t, files)
+	m, err := workspace.New(workspace.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, stdin := newSlashHarness(t, nil, func(c *testConfig) {
+		c.Workspace.Manager = m
+		c.Workspace.Repos = []string{"console/console=" + bare}
+	})
+	h.say("remember pineapple")
+	h.expect(`— ✓`)
+	before := len(h.api.Requests())
+	for _, tt := range []struct{ cmd, want string }{
+		{"/config x", "`/config` is not available from chat"},
+		{"/permissions", "`/permissions` is not available from chat"},
+		{"/add-dir /", "`/add-dir` is not available from chat"},
+		{"/compact", "Only operator (who started this thread) or an admin can use `/compact` in this thread"},
+	} {
+		h.say("/as bob " + tt.cmd)
+		h.expect(regexp.QuoteMeta(tt.want))
+	}
+	if n := len(h.api.Requests()); n != before {
+		t.Errorf("bob's commands made %d model requests", n-before)
+	}
+	if got := stdin.texts(); len(got) != 1 {
+		t.Errorf("bob's commands reached the CLI: %q", got[1:])
+	}
+	h.say("/as bob /review the parser")
+	h.expect(`ok: .*Review it\. MARK_REVIEW the parser`)
+	for _, r := range h.api.Requests() {
+		if strings.Contains(string(r.Body), "MARK_HOSTILE_") {
+			t.Errorf("a hostile command's text reached the model")
+		}
+	}
 }
