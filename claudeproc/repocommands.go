@@ -100,37 +100,56 @@ func readCommand(root *os.Root, name string) (string, error) {
 	return string(b), nil
 }
 
-// argRef is a placeholder the CLI fills: $ARGUMENTS[n], $ARGUMENTS, $n;
-// a backslash before the $ keeps it as text.
+// argRef is a placeholder the CLI fills: $ARGUMENTS[n], $ARGUMENTS, $n
+// (not followed by a letter, digit or _); a backslash before the $ keeps
+// it as text.
 var argRef = regexp.MustCompile(`\\?\$(?:ARGUMENTS\[(\d+)\]|ARGUMENTS|(\d+))`)
 
 // expandArgs puts args into body as the CLI does: $ARGUMENTS is all of
 // them, $n and $ARGUMENTS[n] the n-th word from 0 (quotes group words;
-// past the last one, the placeholder stays),
-// \$ is a literal $; a body with no placeholder gets "ARGUMENTS: args"
-// appended.
+// past the last one, the placeholder stays), \$ is a literal $; a body in
+// which nothing was filled gets "ARGUMENTS: args" appended.
 func expandArgs(body, args string) string {
 	words := splitArgs(args)
-	used := false
-	out := argRef.ReplaceAllStringFunc(body, func(m string) string {
-		if strings.HasPrefix(m, `\`) {
-			return m[1:]
+	var b strings.Builder
+	used, last := false, 0
+	for _, m := range argRef.FindAllStringSubmatchIndex(body, -1) {
+		ref := body[m[0]:m[1]]
+		b.WriteString(body[last:m[0]])
+		last = m[1]
+		switch {
+		case strings.HasPrefix(ref, `\`):
+			b.WriteString(ref[1:])
+		case m[4] >= 0 && m[1] < len(body) && isWordByte(body[m[1]]):
+			b.WriteString(ref) // $1abc is no placeholder
+		case m[2] < 0 && m[4] < 0:
+			used = true
+			b.WriteString(args)
+		default:
+			g := 2 // $ARGUMENTS[n]
+			if m[4] >= 0 {
+				g = 4 // $n
+			}
+			num := body[m[g]:m[g+1]]
+			i, err := strconv.Atoi(num)
+			if err != nil || i >= len(words) {
+				b.WriteString(ref) // past the last word: left as it is
+				continue
+			}
+			used = true
+			b.WriteString(words[i])
 		}
-		used = true
-		sub := argRef.FindStringSubmatch(m)
-		idx := sub[1] + sub[2]
-		if idx == "" {
-			return args
-		}
-		if n, err := strconv.Atoi(idx); err == nil && n < len(words) {
-			return words[n]
-		}
-		return m // past the last word: left as it is
-	})
+	}
+	b.WriteString(body[last:])
+	out := b.String()
 	if !used && args != "" {
 		out += "\n\nARGUMENTS: " + args
 	}
 	return out
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // splitArgs splits args into words as a shell would quote them: '…' and

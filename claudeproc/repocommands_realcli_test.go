@@ -13,12 +13,14 @@ import (
 
 // repoCommands are a repository's custom slash commands, each with a
 // marker: front matter, placeholders, an escaped $, an @file, a command
-// without placeholders and one in a subdirectory; two skills, which a
+// without placeholders, one with only placeholders that fill nothing, one in
+// a subdirectory; two skills, which a
 // person may type as commands.
 var repoCommands = map[string]string{
 	".claude/commands/review.md": "---\ndescription: Review things\nargument-hint: [what]\nallowed-tools: Bash\n---\n" +
 		"Review MARK_CMD $ARGUMENTS a0=$0 a1=$1 i1=$ARGUMENTS[1] none=$7 esc=\\$1\n@notes.txt\n",
 	".claude/commands/plain.md":     "Plain MARK_PLAIN\n",
+	".claude/commands/edge.md":      "Edge MARK_EDGE $5 $ARGUMENTS[5] $1abc \\$1abc $0_\n",
 	".claude/commands/team/deep.md": "---\ndescription: Deep\n---\nDeep MARK_DEEP $ARGUMENTS\n",
 	".claude/skills/lint/SKILL.md":  "---\nname: lint\ndescription: Lint the code\nallowed-tools: Bash\n---\nLint MARK_SKILL $ARGUMENTS a1=$1\n",
 	".claude/skills/fmt/SKILL.md":   "---\nname: fmt\ndescription: Format\n---\nFormat MARK_SKILL_PLAIN\n",
@@ -27,7 +29,7 @@ var repoCommands = map[string]string{
 
 // typed are the commands a person types, in order.
 var typed = []struct{ name, args string }{
-	{"review", `"some quoted" args`}, {"plain", "x y"}, {"team:deep", ""}, {"lint", "src pkg"}, {"fmt", "all"},
+	{"review", `"some quoted" args`}, {"plain", "x y"}, {"team:deep", ""}, {"edge", "a"}, {"lint", "src pkg"}, {"fmt", "all"},
 }
 
 // userTexts is every user block of the last request the model was sent,
@@ -84,7 +86,7 @@ func TestRealCLIRepositoryCommands(t *testing.T) {
 	joined := strings.Join(got, "\n")
 	// The @file's text is checked by the comparison: 2.1.330 reads it,
 	// 2.1.309 reads no @file of a command, with or without the guard.
-	for _, m := range []string{"MARK_CMD", "MARK_PLAIN", "MARK_DEEP", "a0=some quoted a1=args", "MARK_SKILL src pkg a1=pkg", "MARK_SKILL_PLAIN"} {
+	for _, m := range []string{"MARK_CMD", "MARK_PLAIN", "MARK_DEEP", "a0=some quoted a1=args", "MARK_SKILL src pkg a1=pkg", "MARK_SKILL_PLAIN", "MARK_EDGE"} {
 		if !strings.Contains(joined, m) {
 			t.Errorf("%s did not reach the model under the guard:\n%s", m, joined)
 		}

@@ -73,13 +73,17 @@ func TestRepoCommandSkill(t *testing.T) {
 }
 
 // TestExpandArgs: the placeholders as the CLI fills them (measured with
-// TestRealCLIRepositoryCommands).
+// TestRealCLIRepositoryCommands; the edges as 2.1.330's own code reads).
 func TestExpandArgs(t *testing.T) {
 	for _, tc := range []struct{ body, args, want string }{
 		{"all=$ARGUMENTS", "a b", "all=a b"},
 		{"$0 $1 $2", `"x y" 'z w' v\ u`, "x y z w v u"},
 		{"$ARGUMENTS[1]", "a b", "b"},
-		{"$5 $ARGUMENTS[5]", "a", "$5 $ARGUMENTS[5]"},
+		{"$5 $ARGUMENTS[5]", "a", "$5 $ARGUMENTS[5]\n\nARGUMENTS: a"},
+		{"$0 $5", "a", "a $5"},
+		{"$1abc $0_ $0", "a", "$1abc $0_ a"},
+		{`\$1abc $0`, "a", "$1abc a"},
+		{"$ARGUMENTSx", "a", "ax"},
 		{`\$1 $0`, "a", "$1 a"},
 		{"plain\n", "x y", "plain\n\n\nARGUMENTS: x y"},
 		{"plain\n", "", "plain\n"},
