@@ -69,7 +69,7 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 	// Pending approvals are cancelled by the CLI (control_cancel_request);
 	// close any it did not name.
 	w.cancelPrompts(ctx, "stopped by "+ev.User.ID)
-	w.dropSlash(ctx)
+	w.slash.drop(ctx)
 	w.audit(ctx, ev.User.ID, "stop", "turn", "", true)
 	msg := "Stopping."
 	if n := len(res.Cancelled); n > 0 {

@@ -159,7 +159,8 @@
 // Commands: commands.go (the one table, dispatch, `help`), cmd_thread.go
 // (status, stop, new, mode, model, cost), cmd_channel.go (cwd, rules).
 // slash.go: Claude Code's slash commands from chat (which the CLI lists,
-// who may send which, one held while a turn runs).
+// who may send which); slashpart.go: the thread's part that decides each,
+// tells and audits refusals, and holds one while a turn runs.
 //
 // Restarts: leftovers.go records each local or sandboxed process while it
 // runs; recover.go (Recover, at start) ends what a previous run left,

@@ -170,7 +170,14 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	w.thread.State = "idle"
 	w.saveThread(ctx)
 	w.updateIdle()
-	w.releaseSlash(ctx)
+	// A slash command that waited for this turn runs now.
+	if ev := w.slash.take(!w.view.running() && len(w.queued) == 0 && w.sess.live() && !w.sess.closing); ev != nil {
+		w.handedOver = false
+		w.onMessage(ctx, *ev)
+		if !w.handedOver {
+			w.settle(ctx, keyOf(*ev)) // refused or not sent: the thread was told
+		}
+	}
 }
 
 // resultErr is why the turn of r did not succeed (nil: it did).
@@ -246,7 +253,7 @@ func (w *worker) stop(reason string) {
 // afterExit forgets the process and settles what depended on it.
 func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
 	w.sess.ended()
-	w.dropSlash(ctx) // it was for the session that ended
+	w.slash.drop(ctx) // it was for the session that ended
 	why := reason
 	if why == "" {
 		why = "the session ended"

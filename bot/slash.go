@@ -2,13 +2,11 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -33,7 +31,7 @@ import (
 //
 // A custom command of the repository (.claude/commands), which the guarded
 // CLI does not load, the bot reads and expands itself into the message the
-// CLI would make of it (repoSlash, claudeproc.RepoCommand), anyone who may
+// CLI would make of it (slashes.repo, claudeproc.RepoCommand), anyone who may
 // talk may send it; it comes before a CLI command it shares only an alias
 // with (a repository's /review, not code-review), after one of the CLI's
 // own names.
@@ -164,123 +162,4 @@ func (s *session) commands(ctx context.Context) ([]claudeproc.SlashCommand, erro
 	}
 	s.cmds, s.cmdsOf = r.Commands, s.proc
 	return s.cmds, nil
-}
-
-// slashBefore handles what is decided of a slash command before any
-// process starts: the bot's own, and the refused. It reports whether the
-// message was handled (else it goes on to Claude Code, promptIn.slash).
-func (w *worker) slashBefore(ctx context.Context, ev adapters.Event, name, args string) bool {
-	lname := strings.ToLower(name)
-	if cmd, ok := slashBot[lname]; ok {
-		return w.runCommand(ctx, ev, strings.TrimSpace(cmd+" "+args))
-	}
-	if why := slashRefused[lname]; why != "" {
-		w.refuseSlash(ctx, ev.User, name, why)
-		return true
-	}
-	if strings.Contains(args, "[from ") {
-		// It goes without the bot's sender line: none may ride in it.
-		w.refuseSlash(ctx, ev.User, name, "its text holds a line like the bot's sender line (`[from …]`)")
-		return true
-	}
-	if w.view.running() || len(w.queued) > 0 {
-		// The CLI merges the messages it queues into one turn: a command
-		// among them would be text. It waits here for the turn's end.
-		if w.heldSlash != nil {
-			w.reply(ctx, fmt.Sprintf("`/%s` was not taken: another slash command already waits for this turn to end.", name))
-			return true
-		}
-		// Not settled while it waits: a restart meanwhile tells the thread
-		// it was not taken up.
-		w.heldSlash, w.handedOver = &ev, true
-		w.reply(ctx, fmt.Sprintf("`/%s` runs once Claude has finished this turn (`stop` drops it).", name))
-		return true
-	}
-	return false
-}
-
-// releaseSlash sends the slash command that waited for the turn to end,
-// once nothing runs or is queued (onResult).
-func (w *worker) releaseSlash(ctx context.Context) {
-	if w.heldSlash == nil || w.view.running() || len(w.queued) > 0 || !w.sess.live() || w.sess.closing {
-		return
-	}
-	ev := *w.heldSlash
-	w.heldSlash, w.handedOver = nil, false
-	w.onMessage(ctx, ev)
-	if !w.handedOver {
-		w.settle(ctx, keyOf(ev)) // refused or not sent: the thread was told
-	}
-}
-
-// dropSlash drops the slash command that waited (stop, the session's
-// end), telling the thread.
-func (w *worker) dropSlash(ctx context.Context) {
-	if w.heldSlash == nil {
-		return
-	}
-	name, _, _ := parseSlash(strings.TrimSpace(w.heldSlash.Message.Text))
-	w.reply(ctx, fmt.Sprintf("`/%s` was dropped: the turn it waited for was stopped or its session ended.", name))
-	w.settle(ctx, keyOf(*w.heldSlash))
-	w.heldSlash = nil
-}
-
-// slashAllowed decides a slash command on the live process's list and
-// the repository's commands: an unknown one is said, a refused one
-// refused, one for the starter checked. A repository's command comes back
-// as the message's content (repoSlash); nil for one the CLI runs.
-func (w *worker) slashAllowed(ctx context.Context, p promptIn) ([]claudeproc.ContentBlock, bool) {
-	name, args, _ := parseSlash(p.Text)
-	cmds, err := w.sess.commands(ctx)
-	if err != nil {
-		w.log.Warn("slash commands", "err", err)
-		w.notice(ctx, fmt.Sprintf("`/%s` was not sent: %v.", name, err), true)
-		return nil, false
-	}
-	v := judgeSlash(cmds, name)
-	if !v.known || v.alias {
-		if blocks, handled := w.repoSlash(ctx, p.User, name, args); handled {
-			return blocks, blocks != nil
-		}
-	}
-	switch {
-	case !v.known:
-		w.audit(ctx, p.User.ID, "refused", "/"+name, "not a command of this Claude Code session", false)
-		w.reply(ctx, fmt.Sprintf("`/%s` is not a command of Claude Code here; nothing was sent. (To send the text to Claude as it is, begin with another word.)", name))
-		return nil, false
-	case v.rule == 0:
-		w.refuseSlash(ctx, p.User, name, "it is not offered from chat")
-		return nil, false
-	case v.rule == slashStarter && !w.mayChange(p.User.ID):
-		w.refuseChange(ctx, p.User, "use `/"+name+"` in this thread")
-		return nil, false
-	}
-	w.audit(ctx, p.User.ID, "slash", "/"+v.canonical, args, true)
-	return nil, true
-}
-
-// repoSlash expands the repository's custom command name
-// (.claude/commands), which a guarded CLI does not load, into the message
-// the CLI would make of it (claudeproc.RepoCommand). handled is false
-// when the repository has no such command; blocks is nil when it has one
-// that could not be read (the thread was told).
-func (w *worker) repoSlash(ctx context.Context, u adapters.User, name, args string) (blocks []claudeproc.ContentBlock, handled bool) {
-	blocks, err := claudeproc.RepoCommand(w.cwd(ctx), name, args)
-	switch {
-	case errors.Is(err, claudeproc.ErrNoCommand):
-		return nil, false
-	case err != nil:
-		w.log.Warn("repository command", "name", name, "err", err)
-		w.audit(ctx, u.ID, "refused", "/"+name, err.Error(), false)
-		w.reply(ctx, fmt.Sprintf("`/%s` of the repository could not be read (%v); nothing was sent.", name, err))
-		return nil, true
-	}
-	w.audit(ctx, u.ID, "slash", "/"+name, args, true)
-	return blocks, true
-}
-
-// refuseSlash tells that a slash command is refused, and audits it.
-func (d deps) refuseSlash(ctx context.Context, u adapters.User, name, why string) {
-	d.audit(ctx, u.ID, "refused", "/"+name, why, false)
-	d.reply(ctx, fmt.Sprintf("`/%s` is not available from chat: %s. Nothing was sent to Claude.", name, why))
 }

@@ -33,7 +33,7 @@ func TestParseSlash(t *testing.T) {
 // TestJudgeSlash: the CLI's list decides what is a command; the bot's
 // table who may send it; a command of the CLI's own the table does not
 // name is refused, a repository's is a prompt; one found by an alias says
-// so (a repository's own command of that name comes first, repoSlash).
+// so (a repository's own command of that name comes first, slashes.repo).
 func TestJudgeSlash(t *testing.T) {
 	cmds := []claudeproc.SlashCommand{
 		{Name: "code-review", Aliases: []string{"review"}, Builtin: true},

@@ -82,9 +82,8 @@ type worker struct {
 	parts  hooks
 	face   *face
 	posted *posted
-	// heldSlash is a slash command that waits for the running turn to
-	// end (slash.go).
-	heldSlash *adapters.Event
+	// slash decides the thread's slash commands (slashpart.go).
+	slash slashes
 	// run is the unattended run the thread is doing (face.BeginRun).
 	autoRun *thread.Run
 
@@ -100,6 +99,7 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		life:    b.runCtx,
 		view:    newView(d),
 		desk:    newDesk(d),
+		slash:   slashes{deps: d},
 		queued:  make(map[string]*queuedPrompt),
 		posted:  newPosted(),
 	}
@@ -300,8 +300,17 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	// it is a prompt like any other.
 	name, args, slash := parseSlash(text)
 	slash = slash && len(ev.Message.Files) == 0
-	if slash && w.slashBefore(ctx, ev, name, args) {
-		return
+	if slash {
+		switch step, cmd := w.slash.before(ctx, ev, name, args, w.view.running() || len(w.queued) > 0); step {
+		case slashBotCommand:
+			w.runCommand(ctx, ev, cmd)
+			return
+		case slashHeld:
+			w.handedOver = true // settled once it runs or is dropped
+			return
+		case slashDone:
+			return
+		}
 	}
 	// A message that would start a session is subject to the per-user
 	// thread limit (quota.go).
@@ -368,8 +377,13 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 		return err
 	}
 	if p.slash {
-		blocks, ok := w.slashAllowed(ctx, p)
-		if !ok {
+		cmds, err := w.sess.commands(ctx)
+		blocks, step := w.slash.allowed(ctx, p, cmds, err, w.thread.StartedBy, w.cwd(ctx))
+		if step == slashStarterOnly {
+			name, _, _ := parseSlash(p.Text)
+			w.refuseChange(ctx, p.User, "use `/"+name+"` in this thread")
+		}
+		if step != slashSend {
 			return errSlashNotSent
 		}
 		if blocks != nil {
