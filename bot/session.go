@@ -235,3 +235,29 @@ func addEnv(env, more []string) []string {
 	}
 	return env
 }
+
+// commandLister is a process that says which slash commands its session
+// has (*claudeproc.Process: the initialize request, which changes nothing
+// when sent without a system prompt).
+type commandLister interface {
+	Initialize(ctx context.Context, req claudeproc.InitializeRequest) (*claudeproc.InitializeResponse, error)
+}
+
+// commands are the live process's slash commands, asked once per process.
+func (s *session) commands(ctx context.Context) ([]claudeproc.SlashCommand, error) {
+	if s.cmdsOf == s.proc && s.proc != nil {
+		return s.cmds, nil
+	}
+	cl, ok := s.proc.(commandLister)
+	if !ok {
+		return nil, fmt.Errorf("this Claude Code process does not list its commands")
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := cl.Initialize(cctx, claudeproc.InitializeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("ask Claude Code for its commands: %w", err)
+	}
+	s.cmds, s.cmdsOf = r.Commands, s.proc
+	return s.cmds, nil
+}

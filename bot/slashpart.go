@@ -84,12 +84,12 @@ func (s *slashes) drop(ctx context.Context) {
 	s.held = nil
 }
 
-// allowed decides p on the CLI's commands (cmds, or why they are not
-// known) and the repository's in dir: an unknown one is said, a refused
-// one refused; starter may send them all. A repository's command comes
-// back as the message's content (repo); nil for one the CLI runs.
-func (s *slashes) allowed(ctx context.Context, p promptIn, cmds []claudeproc.SlashCommand, cmdsErr error, starter, dir string) ([]claudeproc.ContentBlock, slashStep) {
-	name, args, _ := parseSlash(p.Text)
+// allowed decides text, from u, on the CLI's commands (cmds, or why they
+// are not known) and the repository's in dir: an unknown one is said, a
+// refused one refused; starter may send them all. A repository's command
+// comes back as the message's content (repo); nil for one the CLI runs.
+func (s *slashes) allowed(ctx context.Context, text string, u adapters.User, cmds []claudeproc.SlashCommand, cmdsErr error, starter, dir string) ([]claudeproc.ContentBlock, slashStep) {
+	name, args, _ := parseSlash(text)
 	if cmdsErr != nil {
 		s.log.Warn("slash commands", "err", cmdsErr)
 		s.notice(ctx, fmt.Sprintf("`/%s` was not sent: %v.", name, cmdsErr), true)
@@ -97,7 +97,7 @@ func (s *slashes) allowed(ctx context.Context, p promptIn, cmds []claudeproc.Sla
 	}
 	v := judgeSlash(cmds, name)
 	if !v.known || v.alias {
-		if blocks, handled := s.repo(ctx, p.User, name, args, dir); handled {
+		if blocks, handled := s.repo(ctx, u, name, args, dir); handled {
 			if blocks == nil {
 				return nil, slashDone
 			}
@@ -106,16 +106,16 @@ func (s *slashes) allowed(ctx context.Context, p promptIn, cmds []claudeproc.Sla
 	}
 	switch {
 	case !v.known:
-		s.audit(ctx, p.User.ID, "refused", "/"+name, "not a command of this Claude Code session", false)
+		s.audit(ctx, u.ID, "refused", "/"+name, "not a command of this Claude Code session", false)
 		s.reply(ctx, fmt.Sprintf("`/%s` is not a command of Claude Code here; nothing was sent. (To send the text to Claude as it is, begin with another word.)", name))
 		return nil, slashDone
 	case v.rule == 0:
-		s.refuse(ctx, p.User, name, "it is not offered from chat")
+		s.refuse(ctx, u, name, "it is not offered from chat")
 		return nil, slashDone
-	case v.rule == slashStarter && !s.reg.MayDecide(p.User.ID, starter):
+	case v.rule == slashStarter && !s.reg.MayDecide(u.ID, starter):
 		return nil, slashStarterOnly
 	}
-	s.audit(ctx, p.User.ID, "slash", "/"+v.canonical, args, true)
+	s.audit(ctx, u.ID, "slash", "/"+v.canonical, args, true)
 	return nil, slashSend
 }
 

@@ -378,7 +378,7 @@ func (w *worker) prompt(ctx context.Context, p promptIn) error {
 	}
 	if p.slash {
 		cmds, err := w.sess.commands(ctx)
-		blocks, step := w.slash.allowed(ctx, p, cmds, err, w.thread.StartedBy, w.cwd(ctx))
+		blocks, step := w.slash.allowed(ctx, p.Text, p.User, cmds, err, w.thread.StartedBy, w.cwd(ctx))
 		if step == slashStarterOnly {
 			name, _, _ := parseSlash(p.Text)
 			w.refuseChange(ctx, p.User, "use `/"+name+"` in this thread")
