@@ -101,7 +101,7 @@ func TestReaderTolerance(t *testing.T) {
 		{
 			name:  "compact boundary",
 			input: `{"type":"system","subtype":"compact_boundary","compact_metadata":{"trigger":"auto","pre_tokens":12345},"session_id":"s"}` + "\n",
-			want:  []string{"system/compact_boundary"},
+			want:  []string{"system/compact_boundary trigger=auto pre_tokens=12345 post_tokens=0"},
 		},
 	}
 	for _, tt := range tests {
