@@ -301,14 +301,12 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	name, args, slash := parseSlash(text)
 	slash = slash && len(ev.Message.Files) == 0
 	if slash {
-		switch step, cmd := w.slash.before(ctx, ev, name, args, w.view.running() || len(w.queued) > 0); step {
-		case slashBotCommand:
+		step, cmd := w.slash.before(ctx, ev, name, args, w.view.running() || len(w.queued) > 0)
+		if step == slashBotCommand {
 			w.runCommand(ctx, ev, cmd)
-			return
-		case slashHeld:
-			w.handedOver = true // settled once it runs or is dropped
-			return
-		case slashDone:
+		}
+		w.handedOver = step == slashHeld // settled once it runs or is dropped
+		if step != slashSend {
 			return
 		}
 	}
