@@ -77,7 +77,7 @@ func bareRemoteWith(t *testing.T, files map[string]string) string {
 func TestRepositoryCommandReachesClaude(t *testing.T) {
 	bangMark := filepath.Join(t.TempDir(), "bang-ran")
 	bare := bareRemoteWith(t, map[string]string{
-		".claude/commands/review.md": "---\ndescription: Review\nallowed-tools: Bash\n---\n!`touch " + bangMark + "`\nReview the change. MARK_REPO_CMD $ARGUMENTS\n",
+		".claude/commands/review.md":   "---\ndescription: Review\nallowed-tools: Bash\n---\n!`touch " + bangMark + "`\nReview the change. MARK_REPO_CMD $ARGUMENTS\n",
 		".claude/skills/lint/SKILL.md": "---\nname: lint\ndescription: Lint\n---\nLint it. MARK_REPO_SKILL $ARGUMENTS\n",
 	})
 	m, err := workspace.New(workspace.Options{Dir: t.TempDir()})
