@@ -93,3 +93,13 @@ func newUUID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }
+
+// tickerFunc starts a refresh every d: the channel its ticks come on and
+// how to stop them. A test hands one it ticks itself.
+type tickerFunc func(d time.Duration) (<-chan time.Time, func())
+
+// realTicker is a time.Ticker.
+func realTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}

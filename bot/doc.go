@@ -108,8 +108,9 @@
 //   - config.go: Config (the extensions among it) and its defaults.
 //   - worker.go: the worker, one thread's goroutine: its inputs, its loop,
 //     its idling out.
-//   - deps.go: deps, what a part is handed instead of the Bot, and how a
-//     part says things (reply, notice, tell, audit).
+//   - deps.go: deps, what a part is handed instead of the Bot (the view's
+//     ticker among it), and how a part says things (reply, notice, tell,
+//     audit).
 //   - hooks.go: the extensions' parts attached to a worker, and their hooks
 //     called in package thread's order.
 //   - face.go, host.go: the thread.Thread a part sees, and the thread.Host

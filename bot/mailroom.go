@@ -32,9 +32,3 @@ type postTracker interface {
 	// Posted reports whether the post behind ref has been made.
 	Posted(ref adapters.MessageRef) bool
 }
-
-// awaiter waits for the post behind a provisional ref (recover.go: only a
-// post the platform took counts as telling the thread).
-type awaiter interface {
-	Await(ctx context.Context, ref adapters.MessageRef) error
-}

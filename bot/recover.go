@@ -180,3 +180,10 @@ func turnsText(u store.Usage) string {
 	}
 	return s
 }
+
+// awaiter is an adapter that can wait for the post behind a provisional
+// ref (an outbox Mailroom): only a post the platform took counts as
+// telling the thread.
+type awaiter interface {
+	Await(ctx context.Context, ref adapters.MessageRef) error
+}

@@ -42,16 +42,6 @@ type view struct {
 	stopTick func()
 }
 
-// tickerFunc starts a refresh every d: the channel its ticks come on and
-// how to stop them. A test hands one it ticks itself.
-type tickerFunc func(d time.Duration) (<-chan time.Time, func())
-
-// realTicker is a time.Ticker.
-func realTicker(d time.Duration) (<-chan time.Time, func()) {
-	t := time.NewTicker(d)
-	return t.C, t.Stop
-}
-
 // tickEvery is how often the running tools' time is refreshed.
 const tickEvery = 5 * time.Second
 
