@@ -66,6 +66,7 @@ const turnTimeout = 4 * time.Minute
 type session struct {
 	t      *testing.T
 	p      *claudeproc.Process
+	api    *fakeanthropic.Server
 	events chan claudeproc.Event
 }
 
@@ -73,14 +74,17 @@ type session struct {
 func start(t *testing.T, b Bed, wt workspace.Worktree, dirs []workspace.SessionDir) *session {
 	t.Helper()
 	api := fakeanthropic.Start(t, commandScript())
+	// Launched as the bot launches every session, with the guard: the
+	// repository's instructions reach the model, its settings never run.
 	p, err := claudeproc.Start(context.Background(), claudeproc.Options{
 		Bin: b.Bin, Dir: wt.Path, Env: b.Env(api.URL), Runner: b.Runner, Session: b.Session,
 		Mounts: mounts(dirs), StopGrace: 10 * time.Second, RequestTimeout: time.Minute,
+		Guard: &claudeproc.Guard{},
 	})
 	if err != nil {
 		t.Fatalf("start the session: %v", err)
 	}
-	s := &session{t: t, p: p, events: make(chan claudeproc.Event, 1024)}
+	s := &session{t: t, p: p, api: api, events: make(chan claudeproc.Event, 1024)}
 	go func() {
 		defer close(s.events)
 		for ev := range p.Events() {
@@ -177,11 +181,50 @@ func newRemote(t *testing.T, base string) string {
 	remote, seed := filepath.Join(base, "remote.git"), filepath.Join(base, "seed")
 	git(t, "init", "-q", "--bare", "--initial-branch=main", remote)
 	git(t, "init", "-q", "--initial-branch=main", seed)
-	if err := os.WriteFile(filepath.Join(seed, "README"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for name, body := range repoSetup {
+		p := filepath.Join(seed, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	git(t, "-C", seed, "add", "README")
+	git(t, "-C", seed, "add", "README", "CLAUDE.md", ".claude")
 	git(t, "-C", seed, "commit", "-q", "-m", "first")
 	git(t, "-C", seed, "push", "-q", remote, "main")
 	return remote
+}
+
+// repoSetup is the repository's own Claude Code setup, as a team would
+// commit it: its instructions and rules reach the model in every runner
+// (the markers), its settings' hooks never run (they would leave
+// hookMark in the worktree).
+var repoSetup = map[string]string{
+	"README":                 "hello\n",
+	"CLAUDE.md":              "Team rule: RUNNER-CLAUDE-MD-MARK.\n",
+	".claude/rules/style.md": "Style rule: RUNNER-RULE-MARK.\n",
+	".claude/settings.json":  `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"UserPromptSubmit":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}]}}`,
+}
+
+// hookMark is the file the repository's hooks would write in the
+// worktree, which every runner lets the session write.
+const hookMark = "repo-hook-ran"
+
+// checkRepoSetup: the model was sent the repository's instructions, and
+// none of its hooks ran.
+func (s *session) checkRepoSetup(worktree string) {
+	s.t.Helper()
+	var all strings.Builder
+	for _, r := range s.api.Requests() {
+		all.Write(r.Body)
+	}
+	for _, mark := range []string{"RUNNER-CLAUDE-MD-MARK", "RUNNER-RULE-MARK"} {
+		if !strings.Contains(all.String(), mark) {
+			s.t.Errorf("the repository's %s never reached the model", mark)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(worktree, hookMark)); err == nil {
+		s.t.Errorf("a hook of the repository's .claude/settings.json ran in the session")
+	}
 }

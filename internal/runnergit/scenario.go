@@ -89,6 +89,7 @@ func Run(t *testing.T, b Bed) {
 	out := s.bash(legit)
 	t.Logf("the developer's commands printed:\n%s", out)
 	checkLegit(t, b, clone, a, out)
+	s.checkRepoSetup(a.Path)
 
 	config, otherHead := read(t, filepath.Join(clone, "config")), read(t, filepath.Join(clone, "worktrees", "b", "HEAD"))
 	out = s.bash(strings.NewReplacer("MARKS", marks, "HOOKS", hookNames).Replace(hostile))
