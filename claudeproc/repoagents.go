@@ -114,17 +114,9 @@ func RepoAgents(dir string) (agents string, skipped []string, err error) {
 // readAgent reads one agent file: its name, what passes of it, or why it
 // is skipped.
 func readAgent(root *os.Root, name string) (string, repoAgent, string) {
-	f, err := root.Open(name)
+	body, err := readRepoFile(root, name, maxAgentFile)
 	if err != nil {
-		return "", repoAgent{}, "unreadable: " + err.Error()
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", repoAgent{}, "not a regular file"
-	}
-	body, err := io.ReadAll(io.LimitReader(f, maxAgentFile+1))
-	if err != nil || len(body) > maxAgentFile {
-		return "", repoAgent{}, "unreadable or over 32 KiB"
+		return "", repoAgent{}, err.Error()
 	}
 	front, prompt, ok := splitFrontMatter(body)
 	if !ok {
@@ -145,6 +137,24 @@ func readAgent(root *os.Root, name string) (string, repoAgent, string) {
 	}
 	return fm.Name, repoAgent{Description: fm.Description, Prompt: strings.TrimSpace(string(prompt)),
 		Tools: toolList(fm.Tools), DisallowedTools: toolList(fm.DisallowedTools), Model: fm.Model}, ""
+}
+
+// readRepoFile reads a regular file of the repository through root (no
+// link out of it followed), at most max bytes.
+func readRepoFile(root *os.Root, name string, max int) ([]byte, error) {
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("unreadable: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil || len(b) > max {
+		return nil, fmt.Errorf("unreadable or over %d KiB", max>>10)
+	}
+	return b, nil
 }
 
 // splitFrontMatter cuts a Markdown file's leading --- block from its body.

@@ -3,7 +3,6 @@ package claudeproc
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -79,20 +78,12 @@ func RepoCommand(dir, name, args string) ([]ContentBlock, error) {
 
 // readCommand reads a command file's body, its front matter left out.
 func readCommand(root *os.Root, name string) (string, error) {
-	f, err := root.Open(name)
+	b, err := readRepoFile(root, name, maxCommandFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", ErrNoCommand
 	}
 	if err != nil {
-		return "", fmt.Errorf("unreadable: %w", err)
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxCommandFile+1))
-	if err != nil || len(b) > maxCommandFile {
-		return "", fmt.Errorf("unreadable or over %d KiB", maxCommandFile>>10)
+		return "", err
 	}
 	if _, body, ok := splitFrontMatter(b); ok {
 		return string(body), nil
