@@ -213,13 +213,33 @@ func (s *Scheduler) Normalize(sc Schedule) (Schedule, Spec, error) {
 }
 
 // Next returns sc's next n run times from now, once sc is normalized and
-// validated as Add would.
+// validated as Add would: the slots the scheduler runs, an "@every d"
+// schedule's counted from its creation (anchorOf), not from now.
 func (s *Scheduler) Next(sc Schedule, n int) ([]time.Time, error) {
 	_, spec, err := s.Normalize(sc)
 	if err != nil {
 		return nil, err
 	}
-	return spec.NextN(s.now(), n), nil
+	now := s.now()
+	sched := spec.anchored(anchorOf(sc, now))
+	var out []time.Time
+	for t := now; len(out) < n; {
+		if t = sched.Next(t); t.IsZero() {
+			break
+		}
+		out = append(out, t.In(spec.Location()))
+	}
+	return out, nil
+}
+
+// anchorOf is where an "@every" schedule's slots are counted from: its
+// creation, as robfig/cron counts from when an entry is added (and every
+// process then agrees); cursor for one not stored yet.
+func anchorOf(sc Schedule, cursor time.Time) time.Time {
+	if sc.CreatedAt.IsZero() {
+		return cursor
+	}
+	return sc.CreatedAt
 }
 
 // parse parses sc's spec in sc's zone (or the default zone).
@@ -311,10 +331,7 @@ func (s *Scheduler) register(sc Schedule, cursor time.Time) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	anchor := sc.CreatedAt
-	if anchor.IsZero() {
-		anchor = cursor
-	}
+	anchor := anchorOf(sc, cursor)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.entryLocked(sc.ID)
