@@ -21,6 +21,8 @@
 //     refused with an error wrapping ErrNewerSchema.
 //   - Times are stored as UTC Unix milliseconds; the zero time.Time is stored
 //     as NULL. Times come back in UTC, truncated to the millisecond.
+//   - A damaged database is never replaced nor removed here: Examine and
+//     CheckFile only read.
 //   - Every method takes ctx first, is safe for concurrent use, and wraps its
 //     errors with the operation and the record's key.
 //
@@ -43,4 +45,12 @@
 //     so that others may read).
 //   - private.go: files created private; probe.go: a write probe for
 //     readiness; backup.go: the online backup (SQLite's backup API).
+//   - integrity.go: SQLite's quick_check and integrity_check of a file on
+//     a connection of its own, and Examine, the check before a bot opens
+//     its database (damaged, or missing or empty where one is expected:
+//     ErrDamaged); mark.go: the mark beside the database (<db>.mark) that
+//     says one is expected there and whether its last owner closed it.
+//   - faults.go: FaultCause, which errors are the storage failing
+//     (damaged, read-only, full, I/O), and Faults, which logs each cause
+//     once and says when storage works again.
 package store

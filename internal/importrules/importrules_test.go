@@ -74,6 +74,7 @@ var places = []place{
 	{"internal/fspath", nil, "the one production leaf of internal/"},
 
 	{"internal/bashoracle", nil, "tests' helper"},
+	{"internal/dbdamage", nil, "tests' helper: SQLite's file format, not the store's code"},
 	{"internal/dendrite", []string{"internal/testcli"}, "tests' helper"},
 	{"internal/fakeanthropic", nil, "tests' helper: a fake made from the real API's shapes, not from our types"},
 	{"internal/fakeslack", nil, "tests' helper: a fake made from Slack's shapes, not from our adapter"},
@@ -82,6 +83,7 @@ var places = []place{
 	{"internal/permcompare", nil, "tests only"},
 	{"internal/runnergit", []string{"claudeproc", "internal/fakeanthropic", "workspace"}, "tests' helper: git inside a runner's session, for each runner's tests"},
 	{"internal/importrules", nil, "tests only"},
+	{"internal/smallfs", nil, "tests' helper: a real small file system that fills up or turns read-only"},
 	{"internal/testcli", nil, "tests' helper"},
 	{"internal/testmcp", []string{"internal/testmcp/proto"}, "tests' helper: an MCP server of the tests' own (stdio, http), and its marks"},
 	{"internal/testmcp/proto", nil, "the tests' MCP server's protocol"},
