@@ -164,11 +164,11 @@ func TestFaultsOncePerCause(t *testing.T) {
 	}
 	got := buf.String()
 	for want, n := range map[string]int{
-		"level=WARN msg=\"storage fails: " + CauseReadOnly: 1,
-		"level=WARN msg=\"storage fails: " + CauseFull:     1,
-		"level=ERROR msg=\"storage fails: " + CauseDamaged: 1,
+		"level=WARN msg=\"storage fails: " + CauseReadOnly:              1,
+		"level=WARN msg=\"storage fails: " + CauseFull:                  1,
+		"level=ERROR msg=\"storage fails: " + CauseDamaged:              1,
 		"msg=\"storage works again\" was=\"" + CauseFull + "\" out=30s": 1,
-		"storage works again": 1,
+		"storage works again":                                           1,
 	} {
 		if c := strings.Count(got, want); c != n {
 			t.Errorf("%q logged %d times, want %d; log:\n%s", want, c, n, got)
