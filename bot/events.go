@@ -284,7 +284,7 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 		// Told as the store records it: a turn whose process never began
 		// it (a resume that failed) is no turn.
 		w.cfg.Observer.TurnEnded(TurnAborted, w.now().Sub(t.started))
-		if err := w.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: "aborted", IsError: true}); err != nil {
+		if err := w.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: store.TurnAborted, IsError: true}); err != nil {
 			w.log.Error("store aborted turn", "err", err)
 		}
 	}

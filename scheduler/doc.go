@@ -13,7 +13,12 @@
 //     creation (anchor + k·d), so every process computes the same ones.
 //   - Every claimed slot ends in one final status: succeeded, failed
 //     (runner error or panic), timed_out (its context deadline passed),
-//     skipped (overlap policy), interrupted (shutdown), or missed.
+//     skipped (overlap policy), interrupted (shutdown), or missed. A run a
+//     stopped process left "running" is interrupted by the next start: at
+//     once when Config.OwnsDatabase says no other process can be doing it
+//     (cmd holds the one-bot lock), with the cost of its thread's turn
+//     where the CLI had reported its result; else once its timeout has
+//     passed.
 //   - A panicking or failing runner never stops the scheduler: the runner's
 //     own goroutine recovers, and cron.Recover is installed explicitly
 //     (robfig's default chain is empty) as a second net.

@@ -60,6 +60,7 @@ type Store interface {
 	PruneRuns(ctx context.Context, scheduleID int64, keep int) (int64, error)
 	LastSlot(ctx context.Context, scheduleID int64) (time.Time, bool, error)
 	InterruptStaleRuns(ctx context.Context, scheduleID int64, startedBefore, now time.Time) (int64, error)
+	InterruptRunningRuns(ctx context.Context, now time.Time) ([]store.ScheduleRun, error)
 }
 
 // Config configures a Scheduler. Zero fields take the documented defaults.
@@ -95,6 +96,11 @@ type Config struct {
 	Logger *slog.Logger `env:"-"`
 	// Observer is told how runs end (observe.go); default: nobody.
 	Observer Observer `env:"-"`
+	// OwnsDatabase: no other process runs schedules on this database (cmd
+	// holds the one-bot lock). Run then settles every run left running as
+	// interrupted at once (settleRunning); without it, only those past
+	// their timeout, which no live process can still be doing.
+	OwnsDatabase bool `env:"-"`
 }
 
 // Scheduler runs schedules. Create it with New and start it with Run; Add,
@@ -279,6 +285,9 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return fmt.Errorf("scheduler: load schedules: %w", err)
 	}
 	now := s.now()
+	if s.cfg.OwnsDatabase {
+		s.settleRunning(ctx, now)
+	}
 	for _, sc := range scheds {
 		// A run left "running" by a crashed bot: no process can still be
 		// doing it once its timeout (and the grace) has passed.
@@ -312,6 +321,23 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	<-ctx.Done()
 	s.stop()
 	return nil
+}
+
+// settleRunning ends the runs a stopped bot left running as interrupted,
+// of every schedule, each with its cost where the CLI had reported its
+// result; it is told to the Observer, as the run's end was not.
+func (s *Scheduler) settleRunning(ctx context.Context, now time.Time) {
+	runs, err := s.st.InterruptRunningRuns(ctx, now)
+	if err != nil {
+		s.log.Error("settle the runs a stopped bot left running (again at the next start)", "err", err)
+	}
+	for _, r := range runs {
+		s.log.Warn("run left running by a stopped bot recorded as interrupted", "schedule", r.ScheduleID, "slot", r.Slot,
+			"thread", r.ThreadKey, "cost_usd", r.CostUSD, "why", r.Error)
+	}
+	if len(runs) > 0 {
+		s.cfg.Observer.ScheduleRuns(string(store.RunInterrupted), len(runs))
+	}
 }
 
 // stop ends intake and waits for the workers.

@@ -38,7 +38,8 @@
 //   - turns.go: turns with their usage and cost; spend.go: a thread's
 //     turns, for its spend.
 //   - approvals.go, rules.go: approvals, rules and the audit log.
-//   - schedules.go: schedules and their runs; accounts.go: chat accounts
+//   - schedules.go: schedules and their runs; runsettle.go: a run's
+//     thread, and the runs a stopped bot left running, settled at start; accounts.go: chat accounts
 //     and sync cursors; processes.go: the processes of live sessions.
 //   - lock.go: the lock that makes one process the database's owner (an
 //     exclusive flock on <db>.lock naming its holder; not taken by Open,

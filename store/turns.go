@@ -98,6 +98,10 @@ func (s *Store) GetTurn(ctx context.Context, id int64) (t Turn, ok bool, err err
 // off: it had no result, so its usage and cost are unknown (zero).
 const TurnInterrupted = "interrupted"
 
+// TurnAborted is the ResultSubtype of a turn whose process ended before
+// its result: none was reported either.
+const TurnAborted = "aborted"
+
 // CloseRunningTurns ends every turn that has no end recorded as
 // interrupted at at, each owing its thread a notice (TurnsOwingNotice).
 // Called at start, before any turn runs: a turn still running then is one

@@ -183,6 +183,7 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 	scfg := cfg.Scheduler
 	scfg.Logger = log
 	scfg.Observer = a.met
+	scfg.OwnsDatabase = true // run() holds the one-bot lock
 	if a.sch, err = scheduler.New(scfg, a.st, a.b); err != nil {
 		log.Error("scheduler", "err", err)
 		return exitFailure
