@@ -50,6 +50,8 @@ type Bot struct {
 	first *firstTexts
 	// commands is the command table (commands.go), one for all threads.
 	commands []row
+	// live are the sessions' processes not seen ending yet (kill.go).
+	live *liveSet
 }
 
 // New makes a bot over an open store. It does no I/O.
@@ -70,6 +72,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		refused:  outbox.NewRegistry[string, struct{}](4096, time.Hour, cfg.Now),
 		first:    newFirstTexts(cfg.Observer, cfg.Now),
 		commands: commandTable(cfg.Extensions),
+		live:     newLiveSet(),
 	}
 	b.runCtx, b.cancel = context.WithCancel(context.Background())
 	// Each session's process is recorded while it runs, for Recover.
@@ -77,7 +80,7 @@ func New(cfg Config, st *store.Store) *Bot {
 	if inner == nil {
 		inner = claudeproc.Local{}
 	}
-	b.cfg.Runner = recordingRunner{inner: inner, store: st, log: b.log, now: b.now}
+	b.cfg.Runner = recordingRunner{inner: inner, store: st, log: b.log, now: b.now, live: b.live}
 	for _, e := range cfg.Extensions {
 		e.Init(host{b})
 	}

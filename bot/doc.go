@@ -164,7 +164,8 @@
 // tells and audits refusals, and holds one while a turn runs.
 //
 // Restarts: leftovers.go records each local or sandboxed process while it
-// runs; recover.go (Recover, at start) ends what a previous run left,
+// runs; kill.go keeps every session's process until it has ended, for
+// Kill, the forced exit's end of all sessions at once; recover.go (Recover, at start) ends what a previous run left,
 // expires its pending approvals, closes its unfinished turns and tells
 // their threads; settle.go settles a message taken in and tells the
 // threads of those a restart caught unsettled.

@@ -22,17 +22,29 @@ import (
 const recordTimeout = 10 * time.Second
 
 // recordingRunner records each process group its runner starts, and
-// forgets it when the process ends.
+// forgets it when the process ends; live keeps every handle until its
+// process has ended, for Kill (kill.go).
 type recordingRunner struct {
 	inner claudeproc.Runner
 	store *store.Store
 	log   *slog.Logger
 	now   func() time.Time
+	live  *liveSet
 }
 
-// Start implements claudeproc.Runner. A process it cannot record is ended
-// and not used: a crash could leave it running with nobody to end it.
+// Start implements claudeproc.Runner.
 func (r recordingRunner) Start(ctx context.Context, spec claudeproc.Spec) (claudeproc.Handle, error) {
+	h, err := r.record(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	return r.live.track(h), nil
+}
+
+// record starts a process and records it. A process it cannot record is
+// ended and not used: a crash could leave it running with nobody to end
+// it.
+func (r recordingRunner) record(ctx context.Context, spec claudeproc.Spec) (claudeproc.Handle, error) {
 	h, err := r.inner.Start(ctx, spec)
 	if err != nil {
 		return nil, err

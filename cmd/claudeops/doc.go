@@ -73,7 +73,10 @@
 //
 // Subcommands: backup.go (`claudeops backup`, SQLite's online backup),
 // healthcheck.go (`claudeops healthcheck`, the image's HEALTHCHECK).
-// exit.go: the exit codes.
+// exit.go: the exit codes; force.go: the shutdown signals, the first for
+// the graceful shutdown, a second within seconds for the forced exit
+// (every session killed through bot.Bot.Kill), the same for every
+// platform.
 //
 // testdata/places measures the composition root: its lines, and where a
 // runner or a platform is named outside its own files (docs/DESIGN.md

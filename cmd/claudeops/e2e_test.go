@@ -160,6 +160,15 @@ func logOrder(t *testing.T, log []string, msgs ...string) {
 // processesWithEnv finds processes whose environment holds kv: the claude
 // processes of this test (their HOME is unique).
 func processesWithEnv(kv string) []int {
+	return processesWhose("environ", func(vars []string) bool {
+		// A sandboxed claude's HOME is a channel's, under kv's.
+		return slices.ContainsFunc(vars, func(v string) bool { return v == kv || strings.HasPrefix(v, kv+"/") })
+	})
+}
+
+// processesWhose finds the processes whose /proc/<pid>/<file>, read as
+// NUL-separated strings (environ, cmdline), is what match says.
+func processesWhose(file string, match func([]string) bool) []int {
 	ents, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range ents {
@@ -167,16 +176,9 @@ func processesWithEnv(kv string) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, v := range strings.Split(string(b), "\x00") {
-			// A sandboxed claude's HOME is a channel's, under kv's.
-			if v == kv || strings.HasPrefix(v, kv+"/") {
-				pids = append(pids, pid)
-				break
-			}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), file))
+		if err == nil && match(strings.Split(string(b), "\x00")) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/claudeops/claudeops/claudeproc"
 )
@@ -45,14 +43,14 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 	// A run reports loadConfig's problems with those of the host (startBot).
 	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, sig, stop := notifyShutdown(context.Background(), log, stderr, os.Exit)
 	defer stop()
 
 	switch cmd {
 	case "version", "--version", "-v":
 		return printVersion(ctx, cfg, stdout)
 	case "run", "console":
-		return startBot(ctx, cfg, err, cmd == "console", log, stdin, stdout, stderr)
+		return startBot(ctx, cfg, err, cmd == "console", log, sig, stdin, stdout, stderr)
 	case "backup":
 		return backupDB(ctx, cfg, args[1:], stdout, stderr)
 	case "help", "--help", "-h":

@@ -27,7 +27,7 @@ import (
 // startBot checks what a run needs of the host (startChecks), reports
 // every problem of the configuration at once, loadConfig's (cfgErr)
 // included, and runs the bot when there is none.
-func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, stderr io.Writer) int {
+func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, log *slog.Logger, sig *stopper, stdin io.Reader, stdout, stderr io.Writer) int {
 	runnerWarning := cfg.Runner.choose(ctx)
 	bad, info := startChecks(ctx, cfg, consoleOnly)
 	var ce *configError
@@ -67,11 +67,13 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 		return exitFailure
 	}
 	defer logFile.Close()
+	// The console at a terminal keeps its log in a file: what the
+	// operator must see is said on stderr too.
+	_, toFile := logFile.(*os.File)
+	sig.running(log, toFile, nil)
 	if runnerWarning != "" {
 		log.Warn(runnerWarning, "runner", cfg.Runner.Kind)
-		// The console at a terminal keeps its log in a file: that
-		// sessions are not sandboxed is said before the conversation too.
-		if _, toFile := logFile.(*os.File); toFile {
+		if toFile { // that sessions are not sandboxed, before the conversation
 			fmt.Fprintf(stderr, "claudeops: %s\n", runnerWarning)
 		}
 	} else {
@@ -87,7 +89,7 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	default:
 		log.Info(info.Message, "bin", info.Bin)
 	}
-	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, info)
+	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, info, func(k sessionKiller) { sig.running(log, toFile, k) })
 }
 
 func releaseLock(l *store.Lock, log *slog.Logger) {
@@ -98,12 +100,14 @@ func releaseLock(l *store.Lock, log *slog.Logger) {
 
 // runBot builds the app and runs it until ctx ends (a signal), a part
 // fails, or, for the console, its input ends and the running turns are
-// done; then it stops the parts in order (see app.shutdown).
-func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer, cli claudeproc.VersionInfo) int {
+// done; then it stops the parts in order (see app.shutdown). running is
+// given the bot, whose sessions a forced exit kills (force.go).
+func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer, cli claudeproc.VersionInfo, running func(sessionKiller)) int {
 	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout)
 	if a == nil {
 		return code
 	}
+	running(a.b)
 	a.health.SeedCLI(cli) // /readyz starts from the start's check
 	return a.run(ctx)
 }
