@@ -10,8 +10,9 @@
 // the CLI with those three pipes, names it in logs, signals everything the
 // session started and reaps it. Local runs it as a child process of the
 // bot, as the bot's user, in a session of its own (the default), and makes
-// sure that neither it nor anything it started outlives the bot (spawn.go,
-// keeper.go, tree.go; leftover.go ends what a crashed run left); other
+// sure that neither it nor anything it started outlives the bot (the
+// spawning thread and keeper of internal/proc, which git's supervision
+// shares; tree.go; leftover.go ends what a crashed run left); other
 // runners put it in a sandbox, a container, or a pod, and must keep the
 // session's working directory at the same path, so that what Claude names
 // there is what the bot sees, and keep the bot's state and secrets out.
@@ -57,9 +58,10 @@
 //     session is shown (a worktree's git directory), nested parents first.
 //   - homes.go: a thread's CLI home of its own (Session.HomeKey; Local with
 //     a HomeBase sets CLAUDE_CONFIG_DIR per thread; RemoveHome).
-//   - spawn.go: every local child forked from one thread that never exits,
-//     with a parent-death signal; keeper.go: the keeper that then ends it
-//     with every process under it; tree.go: signals to that whole tree;
+//   - runner.go: every local child forked from one thread that never exits,
+//     with a parent-death signal, and a keeper that then ends it with every
+//     process under it (both internal/proc's); tree.go: signals to that
+//     whole tree;
 //     procid.go: processes named across pid reuse by start time and boot
 //     id; leftover.go: what a dead run left ended at the next start, if
 //     provably the same.

@@ -18,7 +18,7 @@ type Group struct {
 	ID int
 	// Leader is the process the runner started: the CLI, or bwrap.
 	Leader ProcessID
-	// Keeper is the session's keeper (keeper.go); PID 0 when there is
+	// Keeper is the session's keeper (internal/proc); PID 0 when there is
 	// none.
 	Keeper ProcessID
 }
@@ -203,7 +203,7 @@ func running(id ProcessID) bool {
 		return false
 	}
 	st, err := readStat(id.PID)
-	return err == nil && st.state != 'Z' && st.state != 'X'
+	return err == nil && st.State != 'Z' && st.State != 'X'
 }
 
 // waitUntil polls done until it holds, grace passes or ctx ends.

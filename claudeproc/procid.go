@@ -1,14 +1,13 @@
 package claudeproc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/claudeops/claudeops/internal/proc"
 )
 
 // ProcessID names one process across pid reuse. The kernel hands a freed
@@ -25,51 +24,8 @@ type ProcessID struct {
 	Boot string
 }
 
-// procStat is what the tests and the leftover check read of
-// /proc/<pid>/stat.
-type procStat struct {
-	state       byte // R, S, D, Z, T, …
-	ppid, pgid  int
-	sid         int
-	start       uint64
-	commandName string
-}
-
-// errNoProcess: there is no process with that pid (now).
-var errNoProcess = errors.New("no such process")
-
-// readStat reads /proc/<pid>/stat. The command name is in parentheses and
-// may hold anything, spaces and ')' included: the fields start after the
-// last ')'.
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
-		return procStat{}, errNoProcess
-	}
-	if err != nil {
-		return procStat{}, fmt.Errorf("read /proc/%d/stat: %w", pid, err)
-	}
-	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if open < 0 || end < open {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	// Field 3 (state) is the first after the name; field 22 (starttime)
-	// the 20th.
-	f := strings.Fields(string(b[end+1:]))
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields after the name", pid, len(f))
-	}
-	st := procStat{state: f[0][0], commandName: string(b[open+1 : end])}
-	var errs [4]error
-	st.ppid, errs[0] = strconv.Atoi(f[1])
-	st.pgid, errs[1] = strconv.Atoi(f[2])
-	st.sid, errs[2] = strconv.Atoi(f[3])
-	st.start, errs[3] = strconv.ParseUint(f[19], 10, 64)
-	if err := errors.Join(errs[:]...); err != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return st, nil
-}
+// readStat reads /proc/<pid>/stat (proc.ReadStat).
+func readStat(pid int) (proc.Stat, error) { return proc.ReadStat(pid) }
 
 // bootID is this boot's id.
 func bootID() (string, error) {
@@ -94,7 +50,7 @@ func Identify(pid int) (ProcessID, error) {
 	if err != nil {
 		return ProcessID{}, fmt.Errorf("identify pid %d: %w", pid, err)
 	}
-	return ProcessID{PID: pid, Start: st.start, Boot: boot}, nil
+	return ProcessID{PID: pid, Start: st.Start, Boot: boot}, nil
 }
 
 // Current reports whether the process id names exists now: same boot,
@@ -109,7 +65,7 @@ func (id ProcessID) Current() bool {
 		return false
 	}
 	st, err := readStat(id.PID)
-	return err == nil && st.start == id.Start
+	return err == nil && st.Start == id.Start
 }
 
 // groupMembers lists the live (not zombie) processes in process group
@@ -126,7 +82,7 @@ func groupMembers(pgid int) ([]int, error) {
 			continue
 		}
 		st, err := readStat(pid)
-		if err != nil || st.pgid != pgid || st.state == 'Z' {
+		if err != nil || st.PGID != pgid || st.State == 'Z' {
 			continue
 		}
 		pids = append(pids, pid)

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/claudeops/claudeops/internal/proc"
 )
 
 // A Runner decides where a session's `claude` runs: a process of the bot's
@@ -95,11 +97,11 @@ type ExitStatus struct {
 // and can name another thread's home; the bot's rules never allow that.
 //
 // Nothing of a session outlives the bot. The CLI's parent-death signal
-// (spawn.go) is SIGSTOP, not SIGKILL: a killed CLI's tools would be
+// (internal/proc) is SIGSTOP, not SIGKILL: a killed CLI's tools would be
 // reparented to init at once, out of reach (the real CLI starts each Bash
 // command in a session of its own, which no group signal reaches), while a
 // stopped one does nothing more and keeps them as its children. The
-// session's keeper (keeper.go) then kills the whole tree. Should the keeper
+// session's keeper (internal/proc) then kills the whole tree. Should the keeper
 // be gone too, what the group was is on the handle (Grouped), for the bot
 // to record and end at its next start.
 type Local struct {
@@ -146,7 +148,7 @@ func (l Local) Start(_ context.Context, spec Spec) (Handle, error) {
 	// parent-death signal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGSTOP}
 	h := &localHandle{cmd: cmd}
-	onSpawnThread(func() { err = h.start(bin, !l.noKeeper) })
+	proc.OnSpawnThread(func() { err = h.start(bin, !l.noKeeper) })
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +157,7 @@ func (l Local) Start(_ context.Context, spec Spec) (Handle, error) {
 
 type localHandle struct {
 	cmd    *exec.Cmd
-	keeper *keeper // nil when the runner needs none
+	keeper *proc.Keeper // nil when the runner needs none
 	group  Group
 	known  bool // group was identified
 
@@ -176,7 +178,7 @@ func (h *localHandle) start(bin string, withKeeper bool) error {
 		return nil
 	}
 	if err == nil {
-		h.keeper, err = startKeeper(leader)
+		h.keeper, err = proc.StartKeeper(leader.PID, leader.Start)
 	}
 	if err != nil {
 		// A session the bot could not hold is not started.
@@ -184,7 +186,7 @@ func (h *localHandle) start(bin string, withKeeper bool) error {
 		_ = h.cmd.Wait()
 		return err
 	}
-	if h.group.Keeper, err = Identify(h.keeper.pid()); err != nil {
+	if h.group.Keeper, err = Identify(h.keeper.PID()); err != nil {
 		h.known = false
 	}
 	return nil
@@ -209,13 +211,13 @@ func (h *localHandle) Wait() (ExitStatus, error) {
 	// before the group id is given up; the keeper has nothing to do.
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	if h.keeper != nil {
-		h.keeper.kill()
+		h.keeper.Kill()
 	}
 	err := h.cmd.Wait()
 	h.reaped = true
 	h.mu.Unlock()
 	if h.keeper != nil {
-		if kerr := h.keeper.wait(); kerr != nil && err == nil {
+		if kerr := h.keeper.Wait(); kerr != nil && err == nil {
 			err = fmt.Errorf("reap the session's keeper: %w", kerr)
 		}
 	}

@@ -259,7 +259,7 @@ const afterThreadExit = 500 * time.Millisecond
 // stopped reports whether pid is stopped (state T), from /proc.
 func stopped(pid int) bool {
 	st, err := readStat(pid)
-	return err == nil && st.state == 'T'
+	return err == nil && st.State == 'T'
 }
 
 func TestSessionDiesWithBot(t *testing.T) {
@@ -375,7 +375,7 @@ func TestKeeperEndsWithSession(t *testing.T) {
 				t.Fatalf("Group() = %+v, %v; want the CLI's group with a keeper", g, ok)
 			}
 			st, err := readStat(g.Keeper.PID)
-			if err != nil || st.pgid != g.Keeper.PID || st.ppid != os.Getpid() {
+			if err != nil || st.PGID != g.Keeper.PID || st.PPID != os.Getpid() {
 				t.Fatalf("keeper's stat %+v, %v; want a group of its own, a child of ours", st, err)
 			}
 			if err := p.SendText("hello"); err != nil {

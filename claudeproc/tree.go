@@ -66,7 +66,7 @@ func parents() map[int]int {
 			continue
 		}
 		if st, err := readStat(pid); err == nil {
-			m[pid] = st.ppid
+			m[pid] = st.PPID
 		}
 	}
 	return m
@@ -76,7 +76,7 @@ func parents() map[int]int {
 func allStopped(pids []int) bool {
 	for _, pid := range pids {
 		st, err := readStat(pid)
-		if err == nil && st.state != 'T' && st.state != 't' && st.state != 'Z' && st.state != 'X' {
+		if err == nil && st.State != 'T' && st.State != 't' && st.State != 'Z' && st.State != 'X' {
 			return false
 		}
 	}

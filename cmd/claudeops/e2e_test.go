@@ -222,7 +222,7 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	_ = b.cmd.Wait()
 
 	// The bot could not stop its claude itself; the session's keeper ends
-	// it and its tools once the bot is gone (claudeproc/keeper.go).
+	// it and its tools once the bot is gone (internal/proc/keeper.go).
 	if !testkit.Until(testkit.Long, func() bool { return len(processesWithEnv("HOME="+home)) == 0 }) {
 		for _, pid := range processesWithEnv("HOME=" + home) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
