@@ -35,11 +35,11 @@ func (m *Manager) Snapshot(ctx context.Context, wt Worktree) (string, error) {
 // worktree's own when there is one (its stat data spares rehashing),
 // else one read from the branch's tip.
 func (m *Manager) snapshot(ctx context.Context, r *repoRef, wt Worktree, admin string) (string, error) {
-	dir, err := os.MkdirTemp(m.tmpDir(), "index-")
+	dir, release, err := m.makeTemp("index-")
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 	index := filepath.Join(dir, "index")
 	copied := false
 	if admin != "" {

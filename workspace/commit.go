@@ -129,8 +129,10 @@ func cleanPerson(p Person) Person {
 // name, creating it: only refs/heads/<branch>:refs/heads/<branch>, never
 // forced, no tags, no hook. A rejection (the remote's branch moved) is an
 // error carrying git's message. It works on a kept branch whose worktree
-// was removed.
-func (m *Manager) Push(ctx context.Context, wt Worktree) error {
+// was removed. While git runs, the push is recorded with owner (who is to
+// be told, a thread's key): should the bot die meanwhile, the next start
+// finds it among CutPushes.
+func (m *Manager) Push(ctx context.Context, wt Worktree, owner string) error {
 	r, err := m.open(wt)
 	if err != nil {
 		return err
@@ -146,8 +148,19 @@ func (m *Manager) Push(ctx context.Context, wt Worktree) error {
 	} else if !ok {
 		return fmt.Errorf("push %s: %w", wt.Branch, ErrGone)
 	}
+	commit, err := m.revParse(ctx, r, ref+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("push %s: %w", wt.Branch, err)
+	}
+	done, err := m.beginPush(r, wt, commit, owner)
+	if err != nil {
+		return fmt.Errorf("push %s: record it: %w", wt.Branch, err)
+	}
+	defer done()
+	// The commit recorded, not what a session's git may have made the
+	// branch since: the record names what was sent.
 	if _, err := m.run(ctx, gitCall{repo: r, slow: true, env: r.auth, args: []string{
-		"push", "--no-verify", "--no-follow-tags", "--no-recurse-submodules", "origin", ref + ":" + ref,
+		"push", "--no-verify", "--no-follow-tags", "--no-recurse-submodules", "origin", commit + ":" + ref,
 	}}); err != nil {
 		return fmt.Errorf("push %s to %s: %w", wt.Branch, Redact(wt.Repo), err)
 	}

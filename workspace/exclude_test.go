@@ -53,7 +53,7 @@ func TestExcludeLeavesAttachmentsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Remove(ctx, wt); err != nil {

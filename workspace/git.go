@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/claudeops/claudeops/internal/proc"
 )
 
 // operatorEnv are the variables of the bot's environment git may see: how
@@ -126,7 +128,8 @@ var errOutputCap = errors.New("output over the cap")
 
 // run runs git and returns its stdout. The process gets a session of its
 // own (no terminal to prompt on), and ctx's end or the timeout kills it
-// with everything it started (ssh, remote helpers).
+// with everything it started (ssh, remote helpers); so does the bot's
+// death (Manager.runSupervised).
 func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	timeout := m.timeout
 	if c.slow {
@@ -159,7 +162,6 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, m.git, args...)
 	cmd.Env = append(slices.Clone(m.env), c.env...)
 	cmd.Dir = m.dir // never a worktree: nothing is discovered from the cwd
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	if c.stdin != nil {
@@ -173,7 +175,7 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	stderr := &capped{max: 64 << 10, truncate: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
-	err := cmd.Run()
+	err := m.runSupervised(cmd)
 	m.log.Debug("git", "cmd", c.args[0], "took", time.Since(start), "err", err)
 	// Changed while git ran: git may have read it, so its result is not used.
 	if err := check("it changed while git ran, so what git did is in doubt"); err != nil {
@@ -244,4 +246,26 @@ func (m *Manager) redact(s string) string {
 		s = strings.ReplaceAll(s, secret, "***")
 	}
 	return s
+}
+
+// runSupervised runs cmd as the CLI is run (internal/proc): should the bot
+// die while git runs, however it dies, git and all it started (ssh, a
+// remote helper, index-pack) are stopped and killed, so a fetch does not
+// go on filling a clone nobody will use, nor a push land after the
+// restarted bot has looked at the remote.
+func (m *Manager) runSupervised(cmd *exec.Cmd) error {
+	if m.unsupervised {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		return cmd.Run()
+	}
+	k, err := proc.Start(cmd)
+	if err != nil {
+		return err
+	}
+	err = cmd.Wait()
+	k.Kill()
+	if kerr := k.Wait(); kerr != nil && err == nil {
+		err = fmt.Errorf("reap git's keeper: %w", kerr)
+	}
+	return err
 }

@@ -272,7 +272,7 @@ var plantOps = []plantOp{
 	{"Diff", func(e *plantEnv) error { _, _, err := e.m.Diff(testCtx(e.t), e.wt); return err }},
 	{"Commit", func(e *plantEnv) error { _, _, err := e.m.Commit(testCtx(e.t), e.wt, "planted", Person{}); return err }},
 	{"Unpushed", func(e *plantEnv) error { _, err := e.m.Unpushed(testCtx(e.t), e.wt); return err }},
-	{"Push", func(e *plantEnv) error { return e.m.Push(testCtx(e.t), e.wt) }},
+	{"Push", func(e *plantEnv) error { return e.m.Push(testCtx(e.t), e.wt, "") }},
 	{"Remove", func(e *plantEnv) error { _, err := e.m.Remove(testCtx(e.t), e.wt); return err }},
 }
 
@@ -399,7 +399,7 @@ func (e *plantEnv) publishes() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.m.Push(ctx, e.wt); err != nil {
+	if err := e.m.Push(ctx, e.wt, ""); err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := e.m.Remove(ctx, e.wt); err != nil {

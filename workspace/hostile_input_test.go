@@ -56,7 +56,7 @@ func TestHostileAwkwardNamesAndMessages(t *testing.T) {
 		if err != nil || !changed {
 			t.Fatalf("Commit(%q) = %v, %v", msg, changed, err)
 		}
-		if err := m.Push(ctx, wt); err != nil {
+		if err := m.Push(ctx, wt, ""); err != nil {
 			t.Fatal(err)
 		}
 		wantMsg := msg

@@ -102,7 +102,7 @@ func TestHostileGitFileIgnored(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("Commit = %v, %v", changed, err)
 	}
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Unpushed(ctx, wt); err != nil {
@@ -179,7 +179,7 @@ func TestHostileAttributesDriversNotRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Remove(ctx, wt); err != nil {
@@ -223,7 +223,7 @@ func TestHostileHooksNotRun(t *testing.T) {
 	if _, _, err := m.Commit(ctx, wt, "hooked?", Person{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, wt.Path, "c.txt", "c\n")
@@ -314,7 +314,7 @@ func TestHostileSymlinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	tree := rem.git("ls-tree", "-r", commit)

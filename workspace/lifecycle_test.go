@@ -42,7 +42,7 @@ func TestUnpushedAndPush(t *testing.T) {
 	if n := unpushed(t, m, wt); n != 2 {
 		t.Fatalf("after two commits: %d unpushed, want 2", n)
 	}
-	if err := m.Push(testCtx(t), wt); err != nil {
+	if err := m.Push(testCtx(t), wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	if n := unpushed(t, m, wt); n != 0 {
@@ -87,7 +87,7 @@ func TestRemoveKeepsUncommittedWork(t *testing.T) {
 	if _, err := m.Snapshot(ctx, wt); !errors.Is(err, ErrGone) {
 		t.Errorf("Snapshot after Remove = %v, want ErrGone", err)
 	}
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := rem.git("show", wt.Branch+":work.txt"); got != "precious\n" {
@@ -105,7 +105,7 @@ func TestRemoveClean(t *testing.T) {
 	wt := create(t, m, rem.dir, "clean")
 	pushed := create(t, m, rem.dir, "pushed")
 	c := commitFile(t, m, pushed, "p.txt", "p\n")
-	if err := m.Push(ctx, pushed); err != nil {
+	if err := m.Push(ctx, pushed, ""); err != nil {
 		t.Fatal(err)
 	}
 	clone := filepath.Join(m.reposDir(), filepath.Base(filepath.Dir(wt.Path)))
@@ -243,7 +243,7 @@ func TestForeignWorktreeRefused(t *testing.T) {
 		if _, err := m.Remove(ctx, bad); !errors.Is(err, ErrBadWorktree) {
 			t.Errorf("%s: Remove = %v, want ErrBadWorktree", name, err)
 		}
-		if err := m.Push(ctx, bad); !errors.Is(err, ErrBadWorktree) {
+		if err := m.Push(ctx, bad, ""); !errors.Is(err, ErrBadWorktree) {
 			t.Errorf("%s: Push = %v, want ErrBadWorktree", name, err)
 		}
 	}

@@ -73,7 +73,7 @@ func TestHostileLinksInClone(t *testing.T) {
 			if _, changed, err := m.Commit(testCtx(t), wt, "work", Person{}); err != nil || !changed {
 				t.Fatalf("commit after the refusal: %v %v", changed, err)
 			}
-			if err := m.Push(testCtx(t), wt); err != nil {
+			if err := m.Push(testCtx(t), wt, ""); err != nil {
 				t.Fatal(err)
 			}
 			if b, _ := os.ReadFile(target); len(b) != 0 {

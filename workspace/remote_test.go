@@ -23,19 +23,19 @@ func TestPushRejected(t *testing.T) {
 	ctx := testCtx(t)
 	wt := create(t, m, rem.dir, "contested")
 	commitFile(t, m, wt, "mine.txt", "1\n")
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	rival := rem.commit(wt.Branch, map[string]string{"theirs.txt": "x\n"}, "rival")
 	commitFile(t, m, wt, "mine.txt", "2\n")
-	err := m.Push(ctx, wt)
+	err := m.Push(ctx, wt, "")
 	if err == nil || !strings.Contains(err.Error(), "[rejected]") || !strings.Contains(err.Error(), "fetch first") {
 		t.Fatalf("Push over a rival's commit = %v, want git's rejection", err)
 	}
 	if _, err := m.Check(ctx, rem.dir); err != nil { // a fetch: now git knows it is behind
 		t.Fatal(err)
 	}
-	if err := m.Push(ctx, wt); err == nil || !strings.Contains(err.Error(), "non-fast-forward") {
+	if err := m.Push(ctx, wt, ""); err == nil || !strings.Contains(err.Error(), "non-fast-forward") {
 		t.Fatalf("Push after the fetch = %v, want a non-fast-forward rejection", err)
 	}
 	if got := rem.rev(wt.Branch); got != rival {
@@ -57,7 +57,7 @@ func TestPushOnlyTheBranch(t *testing.T) {
 	gitOK(t, "--git-dir="+clone, "tag", "v1", c)
 	gitOK(t, "--git-dir="+clone, "update-ref", "refs/heads/claudeops/other", c)
 	beneathCheck(t, m, clone, []string{"push.followTags", "true"}, []string{"remote.origin.push", "+refs/*:refs/*"})
-	if err := m.Push(testCtx(t), wt); err != nil {
+	if err := m.Push(testCtx(t), wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	want := "refs/heads/" + wt.Branch + "\nrefs/heads/main\n"
@@ -129,12 +129,12 @@ func TestCredentialsRedacted(t *testing.T) {
 	// Through a working remote, then a push the remote rejects.
 	wt := create(t, m, good, "creds")
 	commitFile(t, m, wt, "b.txt", "b\n")
-	if err := m.Push(ctx, wt); err != nil {
+	if err := m.Push(ctx, wt, ""); err != nil {
 		t.Fatal(err)
 	}
 	bare.commit(wt.Branch, map[string]string{"rival.txt": "r\n"}, "rival")
 	commitFile(t, m, wt, "b.txt", "bb\n")
-	pushErr := m.Push(ctx, wt)
+	pushErr := m.Push(ctx, wt, "")
 	if pushErr == nil || !strings.Contains(pushErr.Error(), "[rejected]") {
 		t.Fatalf("Push = %v, want a rejection", pushErr)
 	}

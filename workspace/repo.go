@@ -202,11 +202,11 @@ func (m *Manager) ensureClone(ctx context.Context, r *repoRef) (created bool, er
 	if _, err := os.Stat(filepath.Join(r.clone, "config")); err == nil {
 		return false, nil
 	}
-	tmp, err := os.MkdirTemp(m.tmpDir(), "clone-")
+	tmp, release, err := m.makeTemp("clone-")
 	if err != nil {
 		return false, fmt.Errorf("create clone of %s: %w", Redact(r.repo), err)
 	}
-	defer os.RemoveAll(tmp)
+	defer release()
 	if _, err := m.run(ctx, gitCall{dir: tmp, unsealed: true, args: []string{
 		"init", "--bare", "--quiet", "--template=", "--initial-branch=claudeops-none",
 	}}); err != nil {

@@ -105,6 +105,11 @@ type Manager struct {
 	// checkOff skips the clones' config check: only tests set it, to show
 	// what the check stops and to reach the protections beneath it.
 	checkOff bool
+	// unsupervised runs git as it ran before its supervision: only tests
+	// set it, the control showing what the supervision stops.
+	unsupervised bool
+	// started is when New made it: a lock file older is no git of its own.
+	started time.Time
 
 	mu      sync.Mutex
 	locks   map[string]chan struct{} // per clone key, a one-slot semaphore
@@ -138,6 +143,7 @@ func New(o Options) (*Manager, error) {
 		dir: real, git: gitBin, log: o.Logger, author: o.Author,
 		timeout: o.Timeout, netTimeout: o.NetTimeout, maxDiff: o.MaxDiff,
 		locks: map[string]chan struct{}{}, secrets: map[string]struct{}{},
+		started: time.Now(),
 	}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -172,21 +178,8 @@ func New(o Options) (*Manager, error) {
 	}
 	m.env = gitEnv(os.Environ(), m.homeDir())
 	m.base = baseArgs(m.env)
-	m.dropStaleTemp(time.Now().Add(-24 * time.Hour))
+	m.dropDeadTemp()
 	return m, nil
-}
-
-// dropStaleTemp deletes what a crash left in the temporary directory
-// (half-made clones, index copies) before the given time.
-func (m *Manager) dropStaleTemp(before time.Time) {
-	entries, _ := os.ReadDir(m.tmpDir())
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && info.ModTime().Before(before) {
-			if err := removeTree(filepath.Join(m.tmpDir(), e.Name())); err != nil {
-				m.log.Warn("could not remove a leftover", "path", filepath.Join(m.tmpDir(), e.Name()), "err", err)
-			}
-		}
-	}
 }
 
 // Dir is the workspaces directory, absolute and with symlinks resolved.

@@ -37,7 +37,7 @@ func TestTwoWorktreesSameFile(t *testing.T) {
 				errs <- fmt.Errorf("commit %s: %v %w", wt.Branch, changed, err)
 				return
 			}
-			if err := m.Push(ctx, *wt); err != nil {
+			if err := m.Push(ctx, *wt, ""); err != nil {
 				errs <- err
 			}
 		})

@@ -179,7 +179,7 @@ func (p *part) cmdPush(ctx context.Context, ev adapters.Event, _ []string) {
 		p.t.Reply(ctx, "Nothing to push: "+text.CodeSpan(wt.Branch)+" has no commits the remote lacks. `commit` first.")
 		return
 	}
-	if err := m.Push(pctx, wt); err != nil {
+	if err := m.Push(pctx, wt, string(p.t.Ref().Key())); err != nil {
 		p.gitRefused(ctx, "push", err, false)
 		p.t.Audit(ctx, ev.User.ID, "push", wt.Branch, err.Error(), false)
 		p.t.Reply(ctx, "Could not push: "+err.Error())

@@ -53,8 +53,10 @@ type Workspaces interface {
 	Diff(ctx context.Context, wt workspace.Worktree) ([]byte, workspace.Stat, error)
 	// Commit commits everything; changed is false when there was nothing.
 	Commit(ctx context.Context, wt workspace.Worktree, message string, by workspace.Person) (commit string, changed bool, err error)
-	// Push pushes the branch to the remote's branch of the same name.
-	Push(ctx context.Context, wt workspace.Worktree) error
+	// Push pushes the branch to the remote's branch of the same name;
+	// owner (the thread's key) is kept with the push while it runs, to be
+	// told should the bot die meanwhile (CutPushes).
+	Push(ctx context.Context, wt workspace.Worktree, owner string) error
 	// Unpushed counts the branch's commits the remote does not have.
 	Unpushed(ctx context.Context, wt workspace.Worktree) (int, error)
 	// Remove removes the worktree (committing what is uncommitted first)

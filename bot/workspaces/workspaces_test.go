@@ -66,7 +66,7 @@ func (m *fakeManager) Commit(_ context.Context, _ workspace.Worktree, msg string
 	return "fedcba9876543210", !m.unchanged, m.commitErr
 }
 
-func (m *fakeManager) Push(context.Context, workspace.Worktree) error {
+func (m *fakeManager) Push(context.Context, workspace.Worktree, string) error {
 	m.calls = append(m.calls, "push")
 	return m.pushErr
 }

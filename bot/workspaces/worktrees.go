@@ -93,7 +93,7 @@ func (p *part) runBranch(ctx context.Context, r thread.Run, e *thread.TurnEnd) {
 		return
 	}
 	e.Commit = id
-	if err := m.Push(gctx, wt); err != nil {
+	if err := m.Push(gctx, wt, string(p.t.Ref().Key())); err != nil {
 		p.gitRefused(ctx, "push", err, false)
 		e.Err = fmt.Errorf("push %s: %w", wt.Branch, err)
 		p.t.Reply(ctx, "Committed "+text.ShortCommit(id)+" on "+text.CodeSpan(wt.Branch)+", but the push failed: "+err.Error())

@@ -220,7 +220,7 @@ func botWorks(t *testing.T, m *workspace.Manager, a workspace.Worktree) {
 	if _, changed, err := m.Commit(ctx, a, "bot commit", workspace.Person{}); err != nil || !changed {
 		t.Fatalf("commit: changed %v, %v", changed, err)
 	}
-	if err := m.Push(ctx, a); err != nil {
+	if err := m.Push(ctx, a, ""); err != nil {
 		t.Fatalf("push: %v", err)
 	}
 }

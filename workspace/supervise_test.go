@@ -1,0 +1,298 @@
+package workspace
+
+// Every git the bot runs dies with the bot. The bot here is the test
+// binary re-executed (fakeBotEnv): it opens a Manager on the test's
+// workspaces directory and clones or pushes through a slow transport, an
+// ssh:// remote whose GIT_SSH is a script that sleeps around the real
+// git-upload-pack or git-receive-pack. The test kills it with SIGKILL.
+// The oracles are outside our code: /proc (which processes carry the git
+// environment's HOME, the workspaces' home/), the temporary directory on
+// disk, and the bare remote's refs read with the real git.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/internal/testkit"
+)
+
+// fakeBotEnv holds the fake bot's orders (fakeBotOrders, as JSON).
+const fakeBotEnv = "WORKSPACE_FAKE_BOT"
+
+// fakeBotOrders is what the fake bot does.
+type fakeBotOrders struct {
+	Dir          string   // the workspaces directory
+	Op           string   // "check" (a clone) or "push"
+	Repo         string   // for check
+	Worktree     Worktree // for push
+	Owner        string   // for push
+	Unsupervised bool     // the control: git run as before its supervision
+}
+
+// TestFakeGitBot is the fake bot when fakeBotEnv is set, and nothing else.
+func TestFakeGitBot(t *testing.T) {
+	raw := os.Getenv(fakeBotEnv)
+	if raw == "" {
+		t.Skip("the fake bot of the supervision tests")
+	}
+	var o fakeBotOrders
+	if err := json.Unmarshal([]byte(raw), &o); err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Dir: o.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.unsupervised = o.Unsupervised
+	fmt.Println("ready")
+	ctx := testCtx(t)
+	switch o.Op {
+	case "check":
+		_, err = m.Check(ctx, o.Repo)
+	case "push":
+		err = m.Push(ctx, o.Worktree, o.Owner)
+	}
+	fmt.Println("done", err)
+}
+
+// slowSSH is a GIT_SSH ($1 the host, $2 the remote command) that runs the
+// command locally, and first or after it does what the file named for the
+// service (upload or receive) in its control directory says: "before N"
+// or "after N" sleeps N seconds, "fail" answers nothing. It marks that it
+// started (started-<service>).
+const slowSSH = `#!/bin/sh
+ctl=$CTL
+case $2 in git-upload-pack*) what=upload ;; *) what=receive ;; esac
+set -- "$1" "$2" $(cat "$ctl/$what" 2>/dev/null)
+: > "$ctl/started-$what"
+case $3 in before) sleep "$4" ;; fail) echo "ssh: connect to host $1: Connection refused" >&2; exit 255 ;; esac
+/bin/sh -c "$2"
+rc=$?
+case $3 in after) sleep "$4" ;; esac
+exit $rc
+`
+
+// slowRemote is a bare remote reached through slowSSH.
+type slowRemote struct {
+	*remote
+	url, ctl, ssh string
+}
+
+func newSlowRemote(t *testing.T) *slowRemote {
+	t.Helper()
+	r := &slowRemote{remote: newRemote(t, "main", map[string]string{"a.txt": "a\n"}), ctl: t.TempDir()}
+	r.url = "ssh://fakehost" + r.dir
+	r.ssh = filepath.Join(t.TempDir(), "slow-ssh")
+	script := strings.Replace(slowSSH, "$CTL", "'"+r.ctl+"'", 1)
+	if err := os.WriteFile(r.ssh, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// set tells the transport what to do for a service ("" for nothing).
+func (r *slowRemote) set(t *testing.T, service, mode string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(r.ctl, service), []byte(mode), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Remove(filepath.Join(r.ctl, "started-"+service))
+}
+
+func (r *slowRemote) started(service string) bool {
+	_, err := os.Stat(filepath.Join(r.ctl, "started-"+service))
+	return err == nil
+}
+
+// env is what a bot (this process or the fake one) needs in its
+// environment for the Manager to use the slow transport: the operator's
+// GIT_SSH, which the Manager passes on.
+func (r *slowRemote) env() []string {
+	return []string{"GIT_SSH=" + r.ssh, "GIT_SSH_VARIANT=simple"}
+}
+
+// fakeBot is a started fake bot.
+type fakeBot struct {
+	cmd  *exec.Cmd
+	out  *testkit.Output
+	dead bool
+}
+
+func startFakeBot(t *testing.T, rem *slowRemote, o fakeBotOrders) *fakeBot {
+	t.Helper()
+	raw, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeGitBot$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), fakeBotEnv+"="+string(raw))
+	cmd.Env = append(cmd.Env, rem.env()...)
+	b := &fakeBot{cmd: cmd, out: testkit.NewOutput()}
+	cmd.Stdout, cmd.Stderr = b.out, b.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.kill(t) })
+	b.out.WaitMatch(t, 20*time.Second, `(?m)^ready$`)
+	return b
+}
+
+// kill kills the fake bot with SIGKILL, as an operator's bad day would.
+func (b *fakeBot) kill(t *testing.T) {
+	t.Helper()
+	if b.dead {
+		return
+	}
+	b.dead = true
+	_ = b.cmd.Process.Signal(syscall.SIGKILL)
+	_ = b.cmd.Wait()
+}
+
+// gitsOf lists the processes whose environment holds the git environment's
+// HOME of the workspaces directory dir: every git the Manager starts, and
+// what they start (the ssh script, its sleep).
+func gitsOf(dir string) []int {
+	want := []byte("HOME=" + filepath.Join(dir, "home") + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err == nil && slices.Contains(strings.SplitAfter(string(env), "\x00"), string(want)) && !zombie(pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) == 0 || f[0] == "Z"
+}
+
+func describe(pids []int) string {
+	var b strings.Builder
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		fmt.Fprintf(&b, "\n  %d: %s", pid, strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return b.String()
+}
+
+// killPids ends what a control left running.
+func killPids(pids []int) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// tempEntries lists the workspaces' temporary directory.
+func tempEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(dir, "tmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// A bot killed during a clone leaves no git running, and its temporary
+// clone is removed at the next start; the control shows the orphaned fetch
+// that went on without the supervision.
+func TestKilledBotCloneLeavesNoGit(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		unsupervised bool
+	}{
+		{"supervised: git dies with the bot", false},
+		{"control: unsupervised, the fetch outlives the bot", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rem := newSlowRemote(t)
+			dir := filepath.Join(t.TempDir(), "workspaces")
+			rem.set(t, "upload", "before 30")
+			bot := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "check", Repo: rem.url, Unsupervised: tc.unsupervised})
+			testkit.WaitFor(t, 20*time.Second, "the clone's fetch to reach the slow transport", func() bool { return rem.started("upload") })
+			running := gitsOf(dir)
+			if len(running) < 2 || len(tempEntries(t, dir)) != 1 {
+				t.Fatalf("before the kill: git processes %v, temporary entries %v; want git, the transport and one clone", describe(running), tempEntries(t, dir))
+			}
+			bot.kill(t)
+			if tc.unsupervised {
+				t.Cleanup(func() { killPids(gitsOf(dir)) })
+				time.Sleep(time.Second)
+				if left := gitsOf(dir); len(left) == 0 {
+					t.Fatal("control: without supervision nothing outlived the bot; the supervised case proves nothing")
+				}
+				return
+			}
+			testkit.WaitForf(t, 5*time.Second, func() bool { return len(gitsOf(dir)) == 0 },
+				func() string { return "git processes of the killed bot still run:" + describe(gitsOf(dir)) })
+			if got := tempEntries(t, dir); len(got) != 1 {
+				t.Fatalf("after the kill, before the next start: temporary entries %v, want the dead run's clone", got)
+			}
+			if _, err := New(Options{Dir: dir}); err != nil {
+				t.Fatal(err)
+			}
+			if got := tempEntries(t, dir); len(got) != 0 {
+				t.Fatalf("after the next start: temporary entries %v, want none", got)
+			}
+		})
+	}
+}
+
+// Two bots may share a workspaces directory: a start removes the dead
+// one's temporary clone and keeps the live one's, which then completes.
+func TestStartKeepsLiveBotsTempClone(t *testing.T) {
+	rem := newSlowRemote(t)
+	dir := filepath.Join(t.TempDir(), "workspaces")
+	rem.set(t, "upload", "before 30")
+	dead := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "check", Repo: rem.url})
+	testkit.WaitFor(t, 20*time.Second, "the first bot's fetch", func() bool { return rem.started("upload") })
+	deadTemp, deadGits := tempEntries(t, dir), gitsOf(dir)
+	rem.set(t, "upload", "before 3")
+	live := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "check", Repo: rem.url})
+	testkit.WaitFor(t, 20*time.Second, "the second bot's fetch", func() bool { return rem.started("upload") })
+	liveTemp := slices.DeleteFunc(tempEntries(t, dir), func(n string) bool { return slices.Contains(deadTemp, n) })
+	if len(deadTemp) != 1 || len(liveTemp) != 1 {
+		t.Fatalf("temporary clones: the first bot's %v, the second's %v", deadTemp, liveTemp)
+	}
+	dead.kill(t)
+	testkit.WaitForf(t, 5*time.Second, func() bool {
+		return !slices.ContainsFunc(deadGits, func(pid int) bool { return slices.Contains(gitsOf(dir), pid) })
+	}, func() string { return "the killed bot's git still runs:" + describe(deadGits) })
+	if _, err := New(Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tempEntries(t, dir); !slices.Equal(got, liveTemp) {
+		t.Fatalf("after a start beside a live bot: temporary entries %v, want the live bot's %v only", got, liveTemp)
+	}
+	live.out.WaitMatch(t, 30*time.Second, `(?m)^done <nil>$`)
+	if got := tempEntries(t, dir); len(got) != 0 {
+		t.Fatalf("after the live bot's clone completed: temporary entries %v", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "repos")); err != nil {
+		t.Fatal(err)
+	}
+}
