@@ -296,3 +296,137 @@ func TestStartKeepsLiveBotsTempClone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// pushSetup is a worktree with one commit to push, made by this process
+// through the slow remote (quick for now), for a fake bot to push.
+func pushSetup(t *testing.T) (*slowRemote, string, Worktree, string) {
+	t.Helper()
+	rem := newSlowRemote(t)
+	for _, kv := range rem.env() {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+	dir := filepath.Join(t.TempDir(), "workspaces")
+	m, _ := newManager(t, func(o *Options) { o.Dir = dir })
+	wt := create(t, m, rem.url, "cut")
+	return rem, dir, wt, commitFile(t, m, wt, "b.txt", "b\n")
+}
+
+// remoteBranch is the remote's branch as the real git reads it ("" when
+// it has none).
+func (r *slowRemote) branch(t *testing.T, name string) string {
+	t.Helper()
+	out, err := gitRun(t, nil, "--git-dir="+r.dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// A push cut by kill -9 of the bot: no git of it runs on, and the next
+// start finds the push, asks the remote, and says what the remote says:
+// pushed, not pushed, or unknown when the remote does not answer. The
+// control shows why the remote must be asked: without the supervision the
+// orphaned push lands after the bot died.
+func TestKilledBotPushToldAfterCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name, receive string // the transport around git-receive-pack
+		unsupervised  bool
+		upload        string // the transport when the restarted bot asks
+		want          CutState
+		landed        bool // the remote has the commit after the kill
+		// plantLock leaves the lock a git killed as it ended a push leaves
+		// in the clone (refs/remotes/origin/<branch>.lock).
+		plantLock bool
+	}{
+		{name: "cut before the remote took it", receive: "before 30", want: CutNotPushed},
+		{name: "cut after the remote took it", receive: "after 30", want: CutPushed, landed: true},
+		{name: "a ref lock the killed git left in the clone", receive: "before 30", want: CutNotPushed, plantLock: true},
+		{name: "the remote does not answer the check", receive: "before 30", upload: "fail", want: CutUnknown},
+		{name: "control: unsupervised, the orphan pushes after the bot died", receive: "before 2", unsupervised: true, want: CutPushed, landed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rem, dir, wt, commit := pushSetup(t)
+			rem.set(t, "receive", tc.receive)
+			bot := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "push", Worktree: wt, Owner: "slack/T1/C1/1.2", Unsupervised: tc.unsupervised})
+			testkit.WaitFor(t, 20*time.Second, "the push to reach the slow transport", func() bool { return rem.started("receive") })
+			if strings.HasPrefix(tc.receive, "after") {
+				testkit.WaitFor(t, 10*time.Second, "the remote to take the push", func() bool { return rem.branch(t, wt.Branch) == commit })
+			}
+			bot.kill(t)
+			if tc.unsupervised {
+				t.Cleanup(func() { killPids(gitsOf(dir)) })
+				testkit.WaitFor(t, 10*time.Second, "control: the orphaned push to land after the bot died", func() bool { return rem.branch(t, wt.Branch) == commit })
+			} else {
+				testkit.WaitForf(t, 5*time.Second, func() bool { return len(gitsOf(dir)) == 0 },
+					func() string { return "git processes of the killed bot still run:" + describe(gitsOf(dir)) })
+				time.Sleep(200 * time.Millisecond) // a push still running would land about now
+			}
+			if got := rem.branch(t, wt.Branch) == commit; got != tc.landed {
+				t.Fatalf("the remote has the commit: %v, want %v", got, tc.landed)
+			}
+
+			if tc.plantLock {
+				lock := filepath.Join(dir, "repos", filepath.Base(filepath.Dir(wt.Path)), "refs", "remotes", "origin", wt.Branch+".lock")
+				writeFile(t, filepath.Dir(lock), filepath.Base(lock), "")
+				old := time.Now().Add(-time.Minute)
+				if err := os.Chtimes(lock, old, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rem.set(t, "upload", tc.upload)
+			m, err := New(Options{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cuts, err := m.CutPushes()
+			if err != nil || len(cuts) != 1 {
+				t.Fatalf("CutPushes = %+v, %v; want the one cut push", cuts, err)
+			}
+			c := cuts[0]
+			if c.Owner != "slack/T1/C1/1.2" || c.Commit != commit || c.Worktree != wt {
+				t.Fatalf("cut push %+v; want %s of %+v for its owner", c, commit, wt)
+			}
+			chk := m.CheckCut(testCtx(t), c)
+			if chk.State != tc.want {
+				t.Fatalf("CheckCut = %+v, want state %d", chk, tc.want)
+			}
+			switch tc.want {
+			case CutPushed:
+				if chk.Remote != commit || unpushed(t, m, wt) != 0 {
+					t.Errorf("pushed: remote at %s, want %s; %d unpushed", chk.Remote, commit, unpushed(t, m, wt))
+				}
+			case CutNotPushed:
+				if chk.Remote != "" {
+					t.Errorf("not pushed: remote at %q, want no branch", chk.Remote)
+				}
+			case CutUnknown:
+				if chk.Err == nil || !strings.Contains(chk.Err.Error(), "Connection refused") {
+					t.Errorf("unknown: %v, want what the transport said", chk.Err)
+				}
+			}
+			if err := m.ForgetCut(c); err != nil {
+				t.Fatal(err)
+			}
+			if cuts, err := m.CutPushes(); err != nil || len(cuts) != 0 {
+				t.Fatalf("CutPushes after ForgetCut = %+v, %v", cuts, err)
+			}
+			// The retried push goes through.
+			rem.set(t, "receive", "")
+			rem.set(t, "upload", "")
+			if err := m.Push(testCtx(t), wt, "slack/T1/C1/1.2"); err != nil {
+				t.Fatalf("the retried push: %v", err)
+			}
+			if got := rem.branch(t, wt.Branch); got != commit {
+				t.Fatalf("after the retried push the remote is at %q, want %s", got, commit)
+			}
+			// The clone knows it, and fetches again.
+			if n := unpushed(t, m, wt); n != 0 {
+				t.Errorf("after the retried push: %d unpushed", n)
+			}
+			if _, err := m.Check(testCtx(t), rem.url); err != nil {
+				t.Errorf("a fetch after the retried push: %v", err)
+			}
+		})
+	}
+}
