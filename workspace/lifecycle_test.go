@@ -268,24 +268,35 @@ func BenchmarkCreateRemove(b *testing.B) {
 }
 
 // What a crash left in the temporary directory goes at the next start,
-// once it is old enough not to be another manager's work in progress.
+// whatever its age; what a live maker holds (another manager's work in
+// progress) stays, however fresh or old. Across processes:
+// TestStartKeepsLiveBotsTempClone.
 func TestStaleTempDropped(t *testing.T) {
 	m, _ := newManager(t)
-	old, fresh := filepath.Join(m.tmpDir(), "clone-old"), filepath.Join(m.tmpDir(), "clone-fresh")
-	for _, d := range []string{old, fresh} {
+	old, fresh, live := filepath.Join(m.tmpDir(), "clone-old"), filepath.Join(m.tmpDir(), "clone-fresh"), filepath.Join(m.tmpDir(), "clone-live")
+	for _, d := range []string{old, fresh, live} {
 		writeFile(t, d, "objects/x", "x")
 	}
 	long := time.Now().Add(-48 * time.Hour)
-	if err := os.Chtimes(old, long, long); err != nil {
+	for _, d := range []string{old, live} {
+		if err := os.Chtimes(d, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held, err := lockDir(live)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer held.Close()
 	if _, err := New(Options{Dir: m.Dir()}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(old); !os.IsNotExist(err) {
-		t.Errorf("stale %s kept: %v", old, err)
+	for _, d := range []string{old, fresh} {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("dead run's %s kept: %v", d, err)
+		}
 	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("fresh %s dropped: %v", fresh, err)
+	if _, err := os.Stat(filepath.Join(live, "objects/x")); err != nil {
+		t.Errorf("live maker's %s dropped: %v", live, err)
 	}
 }
