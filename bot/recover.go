@@ -9,6 +9,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
 	"github.com/claudeops/claudeops/bot/internal/text"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -22,7 +23,9 @@ import (
 //   - approvals left pending can no longer be answered (their process is
 //     gone): they are marked expired and their prompts say so;
 //   - messages taken in and never taken up (settle.go): their threads are
-//     told, once.
+//     told, once;
+//   - what the extensions keep of operations cut off (thread.Recoverer: a
+//     push) is told by them.
 //
 // It fails only when the store does: a thread that cannot be told now is
 // told at a later start.
@@ -48,7 +51,15 @@ func (b *Bot) Recover(ctx context.Context) error {
 	if err := b.tellInterrupted(ctx); err != nil {
 		return err
 	}
-	return b.tellUnsettled(ctx)
+	if err := b.tellUnsettled(ctx); err != nil {
+		return err
+	}
+	for _, e := range b.cfg.Extensions {
+		if r, ok := e.(thread.Recoverer); ok {
+			r.Recover(ctx)
+		}
+	}
+	return nil
 }
 
 // expireApprovals expires the approvals a previous run left pending.

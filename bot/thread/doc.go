@@ -67,7 +67,9 @@
 // On the Extension itself, not a part: Commander.Commands contributes rows
 // to the bot's one command table, which dispatches commands (to the
 // extension's part in the thread) and makes `help`; Sweeper.Sweep runs
-// periodically on the bot's own goroutine, for work across threads.
+// periodically on the bot's own goroutine, for work across threads;
+// Recoverer.Recover runs once at start, for what a dead run left cut off
+// (a command whose part called Thread.Settle is then its part's to tell).
 //
 // Within one hook point, parts are called in the order of
 // bot.Config.Extensions.

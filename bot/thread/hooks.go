@@ -167,6 +167,14 @@ type Receiver interface {
 	Receive(ctx context.Context, msg any)
 }
 
+// Recoverer is an Extension (not a part) that keeps its own record of
+// operations a dead run of the bot may have left cut off (a push): Recover
+// runs once at start (bot.Recover), before events flow, and tells their
+// threads (Host.PostTo), each once.
+type Recoverer interface {
+	Recover(ctx context.Context)
+}
+
 // Sweeper is an Extension (not a part) with periodic work across threads:
 // Sweep runs every SweepEvery on the bot's own goroutine, until the bot
 // stops.

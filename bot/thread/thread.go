@@ -97,6 +97,12 @@ type Thread interface {
 	// Stop ends the thread's claude process (if any), expiring its
 	// prompts; why, when set, is told.
 	Stop(why string)
+	// Settle tells the kernel that what becomes of ev, the chat message
+	// being handled (a command), is the part's to tell from here on: a
+	// restart will not tell it as a message not run. For an operation
+	// the part records itself and tells at the next start should the bot
+	// die meanwhile (a push: Recoverer).
+	Settle(ctx context.Context, ev adapters.Event)
 	// Post queues msg for the thread's parts (Receiver), after what is
 	// posted already; it never blocks, and reports false once the
 	// thread's worker is gone. For a part's own timers and follow-ups.

@@ -179,6 +179,9 @@ func (p *part) cmdPush(ctx context.Context, ev adapters.Event, _ []string) {
 		p.t.Reply(ctx, "Nothing to push: "+text.CodeSpan(wt.Branch)+" has no commits the remote lacks. `commit` first.")
 		return
 	}
+	// From here a restart may cut the push, and only the remote can say
+	// whether it happened: its record tells it at the next start.
+	p.t.Settle(ctx, ev)
 	if err := m.Push(pctx, wt, string(p.t.Ref().Key())); err != nil {
 		p.gitRefused(ctx, "push", err, false)
 		p.t.Audit(ctx, ev.User.ID, "push", wt.Branch, err.Error(), false)

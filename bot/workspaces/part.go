@@ -156,10 +156,13 @@ func (p *part) AfterTurn(ctx context.Context, e *thread.TurnEnd) {
 // OnEnd: `new` ended the conversation; the worktree goes with it.
 func (p *part) OnEnd(ctx context.Context) { p.release(ctx, "This thread's session ended") }
 
-// Receive takes the sweep's reclaim.
+// Receive takes the sweep's reclaim, and a push cut off by a restart.
 func (p *part) Receive(ctx context.Context, msg any) {
-	if _, ok := msg.(reclaim); ok {
+	switch msg := msg.(type) {
+	case reclaim:
 		p.reclaimIdle(ctx)
+	case cutPush:
+		p.tellCut(ctx, msg.c)
 	}
 }
 

@@ -29,6 +29,21 @@ type fakeManager struct {
 	pushErr   error
 	unchanged bool
 	kept      bool
+	onPush    func() // called as Push starts
+	cuts      []workspace.PushCut
+	check     workspace.CutCheck
+}
+
+func (m *fakeManager) CutPushes() ([]workspace.PushCut, error) { return m.cuts, nil }
+
+func (m *fakeManager) CheckCut(_ context.Context, c workspace.PushCut) workspace.CutCheck {
+	m.calls = append(m.calls, "check "+c.Worktree.Branch)
+	return m.check
+}
+
+func (m *fakeManager) ForgetCut(c workspace.PushCut) error {
+	m.calls = append(m.calls, "forget "+c.Worktree.Branch)
+	return nil
 }
 
 func (m *fakeManager) Check(_ context.Context, repo string) (string, error) {
@@ -68,6 +83,9 @@ func (m *fakeManager) Commit(_ context.Context, _ workspace.Worktree, msg string
 
 func (m *fakeManager) Push(context.Context, workspace.Worktree, string) error {
 	m.calls = append(m.calls, "push")
+	if m.onPush != nil {
+		m.onPush()
+	}
 	return m.pushErr
 }
 
@@ -269,11 +287,14 @@ func TestBranchCommands(t *testing.T) {
 		turn            int
 		calls           []string
 		said            string
+		// settled: the command's message was settled before git pushed
+		// (a restart then tells the push from its record, not as "not run").
+		settled bool
 	}{
 		{name: "the starter commits", user: "alice", cmd: "commit", calls: []string{"commit fix by Alice"}, said: "Committed fedcba9876 on `b`."},
 		{name: "someone else may not", user: "mallory", cmd: "commit", said: "@mallory refused: commit this thread's branch"},
 		{name: "not while Claude works", user: "alice", cmd: "push", turn: 1, said: "Claude is working in this branch: push once the turn has ended"},
-		{name: "the starter pushes", user: "alice", cmd: "push", calls: []string{"unpushed", "push"}, said: "Pushed `b` to the remote (1 commit;"},
+		{name: "the starter pushes", user: "alice", cmd: "push", calls: []string{"unpushed", "push"}, said: "Pushed `b` to the remote (1 commit;", settled: true},
 		{name: "anyone reads the diff", user: "mallory", cmd: "diff", calls: []string{"diff"}, said: "Branch `b` since 0123456789: 1 file changed"},
 	}
 	for _, tt := range tests {
@@ -282,7 +303,9 @@ func TestBranchCommands(t *testing.T) {
 			ft, p := setup(t, m)
 			ft.Rec.Worktree, ft.Rec.Branch, ft.Rec.BaseCommit = m.dir, "b", "0123456789abcdef"
 			ft.Current.Turn = tt.turn
-			ev := adapters.Event{User: adapters.User{ID: tt.user, Name: "Alice"}}
+			ev := adapters.Event{User: adapters.User{ID: tt.user, Name: "Alice"}, Message: &adapters.Incoming{ID: "m1", Text: tt.cmd}}
+			settledAtPush := false
+			m.onPush = func() { settledAtPush = slices.Equal(ft.Settled, []string{ev.ID()}) }
 			for _, c := range p.ext.Commands() {
 				if c.Name == tt.cmd {
 					c.Run(context.Background(), p, ev, []string{"fix"})
@@ -293,6 +316,9 @@ func TestBranchCommands(t *testing.T) {
 			}
 			if said := strings.Join(ft.Said, "\n"); !strings.Contains(said, tt.said) {
 				t.Errorf("said %q, want %q", said, tt.said)
+			}
+			if settledAtPush != tt.settled || (len(ft.Settled) > 0) != tt.settled {
+				t.Errorf("settled before the push %v (settled %q), want %v", settledAtPush, ft.Settled, tt.settled)
 			}
 		})
 	}

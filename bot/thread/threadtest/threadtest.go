@@ -37,7 +37,8 @@ type Thread struct {
 	Interrupts int
 	Cancelled  []string
 	Stops      []string
-	Homes      int // RemoveHome calls
+	Homes      int      // RemoveHome calls
+	Settled    []string // Settle calls: the events' ids
 	Workspaces []thread.Workspace
 	Prompts    []thread.Prompt
 	// OpenRef is the thread OpenThread opens (none: ErrNoOpener).
@@ -213,6 +214,8 @@ func (t *Thread) SetWorkspace(_ context.Context, ws thread.Workspace) {
 }
 
 func (t *Thread) RemoveHome(context.Context) { t.Homes++ }
+
+func (t *Thread) Settle(_ context.Context, ev adapters.Event) { t.Settled = append(t.Settled, ev.ID()) }
 
 func (t *Thread) BeginRun(_ context.Context, r thread.Run, p thread.Prompt) error {
 	t.Rec.Model, t.Rec.Cwd = r.Schedule.Model, r.Schedule.Cwd
