@@ -94,6 +94,21 @@ type Teller interface {
 	Tell(ctx context.Context, t ThreadRef, user User, text string) error
 }
 
+// Commander is optional: an adapter that takes some lines itself, before
+// the bot sees them (the console's `/thread`). Commands lists them, from
+// the same table the adapter parses with, so that `help` in a thread of
+// its platform lists every command a person can use there.
+type Commander interface {
+	Commands() []Command
+}
+
+// Command is a command an adapter takes itself: its usage as help shows
+// it, and what it does.
+type Command struct {
+	Usage string
+	Help  string
+}
+
 // FormatDuration renders a duration for people: 40ms, 3.2s, 2m5s.
 func FormatDuration(d time.Duration) string {
 	switch {

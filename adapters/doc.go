@@ -12,7 +12,8 @@
 //   - thread.go: ThreadRef, ThreadKey and MessageRef: their format and
 //     parse here only.
 //   - adapters.go: the Adapter interface, whose methods state their
-//     contracts, and the optional Immediate, Statuser, Opener, Teller.
+//     contracts, and the optional Immediate, Statuser, Opener, Teller,
+//     Commander.
 //   - message.go, prompt.go: messages (text, tool lines) and prompts
 //     (approvals, questions, their choices).
 //   - files.go: files posted (FilePoster) and a thread read back

@@ -134,11 +134,16 @@ func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string)
 }
 
 func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {
-	w.reply(ctx, helpText(w.b.commands, w.isAdmin(ev.User.ID)))
+	var own []adapters.Command
+	if c, ok := w.b.adapter(w.ref.Platform).(adapters.Commander); ok {
+		own = c.Commands()
+	}
+	w.reply(ctx, helpText(w.b.commands, own, w.isAdmin(ev.User.ID)))
 }
 
-// helpText lists the commands of table, for an admin or not.
-func helpText(table []row, admin bool) string {
+// helpText lists the commands of table, for an admin or not, then own,
+// those the thread's platform takes itself (the console's `/thread`).
+func helpText(table []row, own []adapters.Command, admin bool) string {
 	var b strings.Builder
 	b.WriteString("Commands (a message that starts with any other word is a prompt for Claude):\n")
 	for _, c := range table {
@@ -147,6 +152,9 @@ func helpText(table []row, admin bool) string {
 			usage = c.Name
 		}
 		fmt.Fprintf(&b, "• `%s` — %s\n", usage, c.Help)
+	}
+	for _, c := range own {
+		fmt.Fprintf(&b, "• `%s` — %s\n", c.Usage, c.Help)
 	}
 	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow folder`, `allow always` (admins) or `deny [reason]`; with several prompts open, name one: `allow 2`, `deny 2 [reason]`, `#2 <answer>`. Answer questions with the option number(s) or your own words. A thread's starter and admins may decide, stop it, and change its mode and model; everyone else may talk in it.\n")
 	b.WriteString("Claude Code's slash commands go to it as they are (`/context`, `/cost`, a repository's own): `/compact` is for the thread's starter and admins, `/model` and `/clear` are `model` and `new`, and those that would change permissions, settings or directories are refused.")

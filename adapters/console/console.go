@@ -187,22 +187,9 @@ func (a *Adapter) refuse(size int) {
 }
 
 func (a *Adapter) handleLine(ctx context.Context, line string, deliver func(context.Context, adapters.Event) error) {
-	text := strings.TrimSpace(line)
-	if text == "" {
+	user, text, ok := a.ownCommand(strings.TrimSpace(line))
+	if !ok || text == "" {
 		return
-	}
-	user := a.user
-	if rest, ok := strings.CutPrefix(text, "/thread"); ok && (rest == "" || rest[0] == ' ') {
-		a.switchThread(strings.TrimSpace(rest))
-		return
-	}
-	if rest, ok := strings.CutPrefix(text, "/as "); ok && a.testHooks {
-		id, msg, _ := strings.Cut(strings.TrimSpace(rest), " ")
-		user = adapters.User{ID: id, Name: id}
-		text = strings.TrimSpace(msg)
-		if text == "" {
-			return
-		}
 	}
 	a.mu.Lock()
 	a.seq++
@@ -223,24 +210,6 @@ func (a *Adapter) handleLine(ctx context.Context, line string, deliver func(cont
 		_ = a.flush()
 		a.mu.Unlock()
 	}
-}
-
-// switchThread is `/thread [name]`: show the current thread, or switch.
-func (a *Adapter) switchThread(name string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case name == "":
-		a.printf(a.current, "* current thread: %s", a.current)
-	case strings.ContainsAny(name, " /"):
-		a.printf(a.current, "* a thread name is one word without '/'")
-	case !visibleName(name):
-		a.printf(a.current, "* a thread name is made of visible characters only")
-	default:
-		a.current = name
-		a.printf(name, "* switched to thread %s", name)
-	}
-	_ = a.flush()
 }
 
 func (a *Adapter) nextID() string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -267,4 +268,26 @@ func TestInputLineTooLong(t *testing.T) {
 		t.Errorf("no refusal in %q", out.String())
 	}
 	pr.Close()
+}
+
+// TestOwnCommandsListed: what the console takes itself, help lists (the
+// test hooks aside), each with what it does.
+func TestOwnCommandsListed(t *testing.T) {
+	got := New(Options{}).Commands()
+	var want []string
+	for _, c := range ownCommands {
+		if !c.testHook {
+			want = append(want, c.Usage)
+		}
+	}
+	var usages []string
+	for _, c := range got {
+		usages = append(usages, c.Usage)
+		if c.Help == "" || !strings.HasPrefix(c.Usage, "/") {
+			t.Errorf("%+v: a line the console takes, with what it does", c)
+		}
+	}
+	if !slices.Equal(usages, want) || !slices.Contains(usages, "/thread [<name>]") {
+		t.Errorf("Commands = %q, want %q, /thread among them", usages, want)
+	}
 }

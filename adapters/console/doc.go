@@ -16,7 +16,9 @@
 //
 // # Files
 //
-// console.go: Options, Adapter, Run (lines in, `/thread <name>`);
+// console.go: Options, Adapter, Run (lines in); commands.go: the lines
+// the console takes itself (`/thread <name>`), one table that parses them
+// and lists them for help (adapters.Commander);
 // input.go: the bounded line reader; render.go: posts and edits, text as
 // it streams; tools.go: tool lines; escape.go: every control or format
 // character as an escape; prompts.go: approvals and questions, decided by

@@ -14,13 +14,15 @@ import (
 	"github.com/claudeops/claudeops/store"
 )
 
-// scheduleForms are the forms of `schedule`.
-var scheduleForms = []string{`schedule add "<cron spec>" <prompt>`, "schedule list", "schedule runs|run|pause|resume|rm <id>"}
+// scheduleForms are the forms of `schedule`; `add`'s options come from
+// addOptions, so that help shows every one options reads.
+var scheduleForms = []string{`schedule add "<cron spec>" ` + optionsUsage() + `<prompt>`, "schedule list", "schedule runs|run|pause|resume|rm <id>"}
 
 // Commands are the extension's rows of the command table: `schedule`, last.
 func (e *Extension) Commands() []thread.Command {
 	return []thread.Command{
-		{Name: "schedule", Who: thread.Creator, Usage: scheduleForms, Help: "recurring prompts posting into this channel", Line: true, Run: thread.Bind((*part).cmdSchedule)},
+		{Name: "schedule", Who: thread.Creator, Usage: scheduleForms, Help: "recurring prompts posting into this channel; `add`'s options: " + optionsHelp(),
+			Line: true, Run: thread.Bind((*part).cmdSchedule)},
 	}
 }
 
@@ -229,45 +231,6 @@ func (p *part) change(ctx context.Context, ev adapters.Event, sc Scheduling, sub
 	}
 	p.t.Audit(ctx, ev.User.ID, "schedule "+sub, strconv.FormatInt(s.ID, 10), "", true)
 	p.t.Reply(ctx, msg)
-}
-
-// options reads the options that may come before the prompt: --park (ask
-// the creator and admins instead of denying unattended requests), --queue
-// (run overlapping slots after the current one instead of skipping them),
-// --push (commit and push the run's branch when it changed files),
-// --timeout <duration>, --catch-up <duration>.
-func options(s *store.Schedule, rest string) (string, error) {
-	rest = strings.TrimSpace(rest)
-	for strings.HasPrefix(rest, "--") {
-		opt, tail := splitWord(rest)
-		switch opt {
-		case "--park":
-			s.ApprovalPolicy = "park"
-		case "--queue":
-			s.Overlap = "queue"
-		case "--push":
-			s.Push = true
-		case "--timeout", "--catch-up":
-			val, after := splitWord(tail)
-			d, err := time.ParseDuration(val)
-			if err != nil || d <= 0 {
-				return "", fmt.Errorf("%s wants a duration such as 45m, not %q", opt, val)
-			}
-			if opt == "--timeout" {
-				s.Timeout = d
-			} else {
-				s.CatchUp = d
-			}
-			tail = after
-		default:
-			return "", fmt.Errorf("unknown option %s (options: --park, --queue, --push, --timeout <d>, --catch-up <d>)", opt)
-		}
-		rest = strings.TrimSpace(tail)
-	}
-	if rest == "" {
-		return "", errors.New("the prompt is missing")
-	}
-	return rest, nil
 }
 
 func formatTimes(ts []time.Time) string {

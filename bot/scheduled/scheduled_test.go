@@ -223,3 +223,25 @@ func TestScheduleOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestAddOptionsInHelp: every option `schedule add` reads is in its usage
+// and its help, saying what it does: help and the parser share one table.
+func TestAddOptionsInHelp(t *testing.T) {
+	row := New(Config{}).Commands()[0]
+	for _, o := range addOptions {
+		if strings.TrimSpace(o.help) == "" {
+			t.Errorf("%s: no help", o.name)
+		}
+		if !strings.Contains(row.Usage[0], "["+o.form()+"]") || !strings.Contains(row.Help, "`"+o.form()+"` "+o.help) {
+			t.Errorf("%s is not in schedule's usage and help: %q, %q", o.form(), row.Usage[0], row.Help)
+		}
+		in := o.name + " p"
+		if o.arg != "" {
+			in = o.name + " 45m p"
+		}
+		var s store.Schedule
+		if prompt, err := options(&s, in); err != nil || prompt != "p" || s == (store.Schedule{}) {
+			t.Errorf("options(%q) = %q, %v, %+v", in, prompt, err, s)
+		}
+	}
+}
