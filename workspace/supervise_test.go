@@ -64,60 +64,18 @@ func TestFakeGitBot(t *testing.T) {
 	fmt.Println("done", err)
 }
 
-// slowSSH is a GIT_SSH ($1 the host, $2 the remote command) that runs the
-// command locally, and first or after it does what the file named for the
-// service (upload or receive) in its control directory says: "before N"
-// or "after N" sleeps N seconds, "fail" answers nothing. It marks that it
-// started (started-<service>).
-const slowSSH = `#!/bin/sh
-ctl=$CTL
-case $2 in git-upload-pack*) what=upload ;; *) what=receive ;; esac
-set -- "$1" "$2" $(cat "$ctl/$what" 2>/dev/null)
-: > "$ctl/started-$what"
-case $3 in before) sleep "$4" ;; fail) echo "ssh: connect to host $1: Connection refused" >&2; exit 255 ;; esac
-/bin/sh -c "$2"
-rc=$?
-case $3 in after) sleep "$4" ;; esac
-exit $rc
-`
-
-// slowRemote is a bare remote reached through slowSSH.
+// slowRemote is a bare remote reached through testkit's slow transport.
 type slowRemote struct {
 	*remote
-	url, ctl, ssh string
+	*testkit.SlowRemote
+	url string
 }
 
 func newSlowRemote(t *testing.T) *slowRemote {
 	t.Helper()
-	r := &slowRemote{remote: newRemote(t, "main", map[string]string{"a.txt": "a\n"}), ctl: t.TempDir()}
-	r.url = "ssh://fakehost" + r.dir
-	r.ssh = filepath.Join(t.TempDir(), "slow-ssh")
-	script := strings.Replace(slowSSH, "$CTL", "'"+r.ctl+"'", 1)
-	if err := os.WriteFile(r.ssh, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-// set tells the transport what to do for a service ("" for nothing).
-func (r *slowRemote) set(t *testing.T, service, mode string) {
-	t.Helper()
-	if err := os.WriteFile(filepath.Join(r.ctl, service), []byte(mode), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_ = os.Remove(filepath.Join(r.ctl, "started-"+service))
-}
-
-func (r *slowRemote) started(service string) bool {
-	_, err := os.Stat(filepath.Join(r.ctl, "started-"+service))
-	return err == nil
-}
-
-// env is what a bot (this process or the fake one) needs in its
-// environment for the Manager to use the slow transport: the operator's
-// GIT_SSH, which the Manager passes on.
-func (r *slowRemote) env() []string {
-	return []string{"GIT_SSH=" + r.ssh, "GIT_SSH_VARIANT=simple"}
+	r := newRemote(t, "main", map[string]string{"a.txt": "a\n"})
+	s := testkit.NewSlowRemote(t, r.dir)
+	return &slowRemote{remote: r, SlowRemote: s, url: s.URL}
 }
 
 // fakeBot is a started fake bot.
@@ -135,7 +93,7 @@ func startFakeBot(t *testing.T, rem *slowRemote, o fakeBotOrders) *fakeBot {
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFakeGitBot$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), fakeBotEnv+"="+string(raw))
-	cmd.Env = append(cmd.Env, rem.env()...)
+	cmd.Env = append(cmd.Env, rem.Env()...)
 	b := &fakeBot{cmd: cmd, out: testkit.NewOutput()}
 	cmd.Stdout, cmd.Stderr = b.out, b.out
 	if err := cmd.Start(); err != nil {
@@ -231,9 +189,9 @@ func TestKilledBotCloneLeavesNoGit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rem := newSlowRemote(t)
 			dir := filepath.Join(t.TempDir(), "workspaces")
-			rem.set(t, "upload", "before 30")
+			rem.Set(t, "upload", "before 30")
 			bot := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "check", Repo: rem.url, Unsupervised: tc.unsupervised})
-			testkit.WaitFor(t, 20*time.Second, "the clone's fetch to reach the slow transport", func() bool { return rem.started("upload") })
+			testkit.WaitFor(t, 20*time.Second, "the clone's fetch to reach the slow transport", func() bool { return rem.Started("upload") })
 			running := gitsOf(dir)
 			if len(running) < 2 || len(tempEntries(t, dir)) != 1 {
 				t.Fatalf("before the kill: git processes %v, temporary entries %v; want git, the transport and one clone", describe(running), tempEntries(t, dir))
@@ -267,13 +225,13 @@ func TestKilledBotCloneLeavesNoGit(t *testing.T) {
 func TestStartKeepsLiveBotsTempClone(t *testing.T) {
 	rem := newSlowRemote(t)
 	dir := filepath.Join(t.TempDir(), "workspaces")
-	rem.set(t, "upload", "before 30")
+	rem.Set(t, "upload", "before 30")
 	dead := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "check", Repo: rem.url})
-	testkit.WaitFor(t, 20*time.Second, "the first bot's fetch", func() bool { return rem.started("upload") })
+	testkit.WaitFor(t, 20*time.Second, "the first bot's fetch", func() bool { return rem.Started("upload") })
 	deadTemp, deadGits := tempEntries(t, dir), gitsOf(dir)
-	rem.set(t, "upload", "before 3")
+	rem.Set(t, "upload", "before 3")
 	live := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "check", Repo: rem.url})
-	testkit.WaitFor(t, 20*time.Second, "the second bot's fetch", func() bool { return rem.started("upload") })
+	testkit.WaitFor(t, 20*time.Second, "the second bot's fetch", func() bool { return rem.Started("upload") })
 	liveTemp := slices.DeleteFunc(tempEntries(t, dir), func(n string) bool { return slices.Contains(deadTemp, n) })
 	if len(deadTemp) != 1 || len(liveTemp) != 1 {
 		t.Fatalf("temporary clones: the first bot's %v, the second's %v", deadTemp, liveTemp)
@@ -302,7 +260,7 @@ func TestStartKeepsLiveBotsTempClone(t *testing.T) {
 func pushSetup(t *testing.T) (*slowRemote, string, Worktree, string) {
 	t.Helper()
 	rem := newSlowRemote(t)
-	for _, kv := range rem.env() {
+	for _, kv := range rem.Env() {
 		name, value, _ := strings.Cut(kv, "=")
 		t.Setenv(name, value)
 	}
@@ -347,9 +305,9 @@ func TestKilledBotPushToldAfterCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rem, dir, wt, commit := pushSetup(t)
-			rem.set(t, "receive", tc.receive)
+			rem.Set(t, "receive", tc.receive)
 			bot := startFakeBot(t, rem, fakeBotOrders{Dir: dir, Op: "push", Worktree: wt, Owner: "slack/T1/C1/1.2", Unsupervised: tc.unsupervised})
-			testkit.WaitFor(t, 20*time.Second, "the push to reach the slow transport", func() bool { return rem.started("receive") })
+			testkit.WaitFor(t, 20*time.Second, "the push to reach the slow transport", func() bool { return rem.Started("receive") })
 			if strings.HasPrefix(tc.receive, "after") {
 				testkit.WaitFor(t, 10*time.Second, "the remote to take the push", func() bool { return rem.branch(t, wt.Branch) == commit })
 			}
@@ -374,7 +332,7 @@ func TestKilledBotPushToldAfterCheck(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rem.set(t, "upload", tc.upload)
+			rem.Set(t, "upload", tc.upload)
 			m, err := New(Options{Dir: dir})
 			if err != nil {
 				t.Fatal(err)
@@ -412,8 +370,8 @@ func TestKilledBotPushToldAfterCheck(t *testing.T) {
 				t.Fatalf("CutPushes after ForgetCut = %+v, %v", cuts, err)
 			}
 			// The retried push goes through.
-			rem.set(t, "receive", "")
-			rem.set(t, "upload", "")
+			rem.Set(t, "receive", "")
+			rem.Set(t, "upload", "")
 			if err := m.Push(testCtx(t), wt, "slack/T1/C1/1.2"); err != nil {
 				t.Fatalf("the retried push: %v", err)
 			}
