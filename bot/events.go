@@ -138,18 +138,20 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 		return
 	}
 	t := w.view.ensureTurn()
-	w.view.flush(ctx, true)
 	cost := r.TurnCostUSD()
 	in, out := turnTokens(r)
-	if err := w.store.FinishTurn(ctx, store.Turn{
-		ID: t.storeID, ThreadKey: string(w.key), SessionID: r.SessionID, EndedAt: w.now(),
+	// Recorded before it is shown (or owed until it is: records.go), and
+	// the messages it took up with it.
+	w.recordTurnEnd(ctx, t.storeID, store.Turn{
+		ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(), SessionID: r.SessionID, Prompt: t.prompt,
+		StartedAt: t.started, EndedAt: w.now(),
 		ResultSubtype: r.Subtype, IsError: r.IsError, CostUSD: cost,
 		InputTokens: in, OutputTokens: out,
 		CacheReadTokens: r.Usage.CacheReadInputTokens, CacheCreationTokens: r.Usage.CacheCreationInputTokens,
 		DurationMS: r.DurationMS, NumTurns: r.NumTurns,
-	}); err != nil && t.storeID != 0 {
-		w.log.Error("store turn result", "err", err)
-	}
+	})
+	w.settleTaken(ctx)
+	w.view.flush(ctx, true)
 	w.log.Info("turn ended", "result", r.Subtype, "is_error", r.IsError, "cost_usd", cost,
 		"input_tokens", in, "output_tokens", out, "duration_ms", r.DurationMS)
 	w.cfg.Observer.TurnEnded(turnResult(r), w.now().Sub(t.started))
@@ -284,9 +286,7 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 		// Told as the store records it: a turn whose process never began
 		// it (a resume that failed) is no turn.
 		w.cfg.Observer.TurnEnded(TurnAborted, w.now().Sub(t.started))
-		if err := w.store.FinishTurn(ctx, store.Turn{ID: t.storeID, ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: store.TurnAborted, IsError: true}); err != nil {
-			w.log.Error("store aborted turn", "err", err)
-		}
+		w.recordTurnEnd(ctx, t.storeID, store.Turn{ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: store.TurnAborted, IsError: true})
 	}
 	w.view.endAbruptly(ctx, reason)
 }

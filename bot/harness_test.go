@@ -98,13 +98,20 @@ func newHarness(t *testing.T, script fakeanthropic.Script, mod func(*testConfig)
 // newHarnessWrapped is newHarness with wrap around the console adapter.
 func newHarnessWrapped(t *testing.T, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter) *harness {
 	t.Helper()
+	return newHarnessAt(t, script, mod, wrap, filepath.Join(t.TempDir(), "claudeops.db"))
+}
+
+// newHarnessAt is newHarnessWrapped with the database at db (on a small
+// file system, say).
+func newHarnessAt(t *testing.T, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter, db string) *harness {
+	t.Helper()
 	h := &harness{
 		wrap:    wrap,
 		t:       t,
 		bin:     testcli.Bin(t),
 		home:    t.TempDir(),
 		workdir: t.TempDir(),
-		db:      filepath.Join(t.TempDir(), "claudeops.db"),
+		db:      db,
 		mod:     mod,
 	}
 	h.api = fakeanthropic.Start(t, script)

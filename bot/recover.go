@@ -178,16 +178,19 @@ func interruptedText(turns []store.Turn) string {
 	if n := len(turns) - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d earlier %s)", n, text.Plural(n, "turn", "turns"))
 	}
-	return fmt.Sprintf("The bot restarted while Claude was working on %s, started %s%s: that turn was cut off, "+
-		"and what it had not finished is lost. Your next message resumes the conversation.", what, when, more)
+	// Not "cut off": a turn whose end the storage refused to record
+	// (records.go) was shown whole, and nothing left tells the two apart.
+	return fmt.Sprintf("The bot restarted during Claude's turn on %s, started %s%s, before that turn's end was recorded, "+
+		"so the bot cannot tell whether it finished: if Claude's answer above ends with its footer, it did; "+
+		"if not, what it had not finished is lost. Your next message resumes the conversation.", what, when, more)
 }
 
 // turnsText counts u's turns for status and cost, saying how many of
-// them a restart cut off (their cost is not known: none was reported).
+// them a restart left without a recorded end (their cost is not known).
 func turnsText(u store.Usage) string {
 	s := fmt.Sprintf("%d %s", u.Turns, text.Plural(u.Turns, "turn", "turns"))
 	if u.Interrupted > 0 {
-		s += fmt.Sprintf(" (%d cut off by a restart of the bot, cost unknown)", u.Interrupted)
+		s += fmt.Sprintf(" (%d whose end a restart of the bot left unrecorded, cost unknown)", u.Interrupted)
 	}
 	return s
 }

@@ -145,17 +145,17 @@ func TestRestartTellsInterruptedTurnOnce(t *testing.T) {
 	}
 
 	h.startBot()
-	h.expect(`^\[main\] \* The bot restarted while Claude was working on “deploy the thing …”, started 2026-02-03 04:05 UTC: that turn was cut off`)
+	h.expect(`^\[main\] \* The bot restarted during Claude's turn on “deploy the thing …”, started 2026-02-03 04:05 UTC, before that turn's end was recorded, so the bot cannot tell whether it finished`)
 	for _, pid := range []int{left.cmd.Process.Pid, left.tool} {
 		if running(pid) {
 			t.Errorf("pid %d of the dead run's session still runs after the restart", pid)
 		}
 	}
 	h.say("status")
-	h.expect(`Cost so far: \$0\.\d+ over 2 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
+	h.expect(`Cost so far: \$0\.\d+ over 2 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\)$`)
 	h.say("cost")
-	h.expect(`^\[main\] \* This thread: \$0\.\d+ · 2 turns \(1 cut off by a restart of the bot, cost unknown\) · `)
-	h.expect(`^\[main\] \* This channel today \(UTC\): \$0\.\d+ · 2 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
+	h.expect(`^\[main\] \* This thread: \$0\.\d+ · 2 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\) · `)
+	h.expect(`^\[main\] \* This channel today \(UTC\): \$0\.\d+ · 2 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\)$`)
 	h.say("recall")
 	h.expect(`^\[main\] claude: I remember pineapple$`)
 	h.expect(`^\[main\] — ✓`)
@@ -167,6 +167,6 @@ func TestRestartTellsInterruptedTurnOnce(t *testing.T) {
 	from := len(h.out.Lines())
 	h.restart()
 	h.say("status")
-	h.expect(`Cost so far: \$0\.\d+ over 3 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
-	h.absent(from, `restarted while`)
+	h.expect(`Cost so far: \$0\.\d+ over 3 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\)$`)
+	h.absent(from, `restarted during`)
 }

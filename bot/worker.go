@@ -88,6 +88,7 @@ type worker struct {
 	autoRun *thread.Run
 
 	idleTimer *time.Timer
+	records   records // what the thread was shown that the storage refused (records.go)
 }
 
 func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
@@ -129,7 +130,7 @@ func (w *worker) run(ctx context.Context) {
 	defer w.idleTimer.Stop()
 	w.face = &face{host: host{w.b}, w: w}
 	w.parts = attach(w.b.cfg.Extensions, w.face)
-	defer w.posted.close()
+	defer func() { w.lastTry(); w.posted.close() }() // the records owed: records.go
 	// ctx ending means: stop. What is being handled when it ends (a result,
 	// its footer, the thread's record) still completes; the adapters and
 	// the store bound each call by their own timeouts.
@@ -163,6 +164,8 @@ func (w *worker) run(ctx context.Context) {
 			w.handleProc(work, ev)
 		case <-w.view.tickC:
 			w.view.tick(work)
+		case <-w.records.C:
+			w.writeOwed(work)
 		case <-idleC:
 			if w.sess.live() {
 				w.log.Info("idle session reaped", "after", w.cfg.IdleTimeout)
@@ -185,7 +188,7 @@ func (w *worker) run(ctx context.Context) {
 
 // quiet: nothing running, nothing pending: the idle timer may run.
 func (w *worker) quiet() bool {
-	return !w.view.running() && len(w.queued) == 0 && !w.view.hasTools() && !w.desk.hasOpen() && len(w.mailbox) == 0
+	return !w.view.running() && len(w.queued) == 0 && !w.view.hasTools() && !w.desk.hasOpen() && len(w.mailbox) == 0 && !w.records.pending()
 }
 
 func (w *worker) resetIdle() {

@@ -24,7 +24,7 @@ func ownFiles(cfg config) []string {
 		out = append(out, k.OwnDirs(h, k == inUse)...)
 	}
 	for _, f := range append([]string{cfg.DB}, dbs...) {
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal", ".reserve"} {
 			out = append(out, absPath(f+suffix))
 		}
 	}

@@ -144,6 +144,11 @@ func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logge
 		return nil, exitFailure
 	}
 	a.st = st
+	// Room for the records of what threads are shown, should the disk
+	// fill up (store.FreeReserve, bot/records.go).
+	if err := st.KeepReserve(); err != nil {
+		log.Warn("no disk space kept for a full disk: a turn shown then may go unrecorded", "err", err)
+	}
 	if code := a.build(ctx, cfg, cfg.Platforms.running(consoleOnly), stdin); code != exitOK {
 		a.closeStore()
 		return nil, code

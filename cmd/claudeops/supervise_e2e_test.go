@@ -133,15 +133,16 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	session := killMidTool(t, b, home)
 
 	b2 := startBotProc(t, env)
-	b2.expect(`^\[main\] \* The bot restarted while Claude was working on “run nice sleep 120”, started \d{4}-\d\d-\d\d \d\d:\d\d UTC: ` +
-		`that turn was cut off, and what it had not finished is lost\. Your next message resumes the conversation\.$`)
+	b2.expect(`^\[main\] \* The bot restarted during Claude's turn on “run nice sleep 120”, started \d{4}-\d\d-\d\d \d\d:\d\d UTC, ` +
+		`before that turn's end was recorded, so the bot cannot tell whether it finished: if Claude's answer above ends with its footer, it did; ` +
+		`if not, what it had not finished is lost\. Your next message resumes the conversation\.$`)
 	b2.expect(`^\[main\] \* The bot restarted before Claude took up “then tell me a joke”, sent \d{4}-\d\d-\d\d \d\d:\d\d UTC: ` +
 		`it was not run\. Send it again if it still matters\.$`)
 	b2.say("status")
-	b2.expect(`^\[main\] \* Cost so far: \$0\.\d+ over 2 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
+	b2.expect(`^\[main\] \* Cost so far: \$0\.\d+ over 2 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\)$`)
 	b2.say("cost")
-	b2.expect(`^\[main\] \* This thread: \$0\.\d+ · 2 turns \(1 cut off by a restart of the bot, cost unknown\) · \d+ input / \d+ output tokens$`)
-	b2.expect(`^\[main\] \* This channel today \(UTC\): \$0\.\d+ · 2 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
+	b2.expect(`^\[main\] \* This thread: \$0\.\d+ · 2 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\) · \d+ input / \d+ output tokens$`)
+	b2.expect(`^\[main\] \* This channel today \(UTC\): \$0\.\d+ · 2 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\)$`)
 	b2.say("recall")
 	b2.expect(`^\[main\] claude: I remember pineapple$`)
 	oneProcess(t, b2, db, session)
@@ -166,12 +167,12 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	// A second restart does not tell the thread again.
 	b3 := startBotProc(t, env)
 	b3.say("status")
-	b3.expect(`^\[main\] \* Cost so far: \$0\.\d+ over 3 turns \(1 cut off by a restart of the bot, cost unknown\)$`)
+	b3.expect(`^\[main\] \* Cost so far: \$0\.\d+ over 3 turns \(1 whose end a restart of the bot left unrecorded, cost unknown\)$`)
 	_ = b3.endInput(90 * time.Second)
 	b3.mu.Lock()
 	defer b3.mu.Unlock()
 	for _, l := range b3.lines {
-		if strings.Contains(l, "restarted while") || strings.Contains(l, "restarted before") {
+		if strings.Contains(l, "restarted during") || strings.Contains(l, "restarted before") {
 			t.Errorf("the second restart told the thread again: %q", l)
 		}
 	}
