@@ -86,6 +86,15 @@
 //     (only a process whose identity still matches), closes its unfinished
 //     turns as interrupted and tells each such thread once. Recover relies on
 //     the one-bot-per-database lock being taken before it runs.
+//   - What a thread is shown is what the store records: a turn's end (its
+//     result, cost, tokens) and the settlement of the messages it took up
+//     are written before its footer is shown; one the storage refuses is
+//     owed by the worker, tried again with a bounded backoff on its own
+//     loop and once more as it stops, a full disk first giving back the
+//     store's reserve (records.go). A turn left without a recorded end is
+//     told at the next start as not known to have finished, never as cut
+//     off. A scheduled run's thread is recorded as the run begins, so the
+//     start that settles a run left running finds its turn's cost.
 //   - No message taken in is lost unsaid: Deliver records it (and so it is
 //     acked) before a worker sees it; it is settled when a turn takes it
 //     up, when it was a command or a click, or when its thread was told why
@@ -168,5 +177,7 @@
 // Kill, the forced exit's end of all sessions at once; recover.go (Recover, at start) ends what a previous run left,
 // expires its pending approvals, closes its unfinished turns and tells
 // their threads; settle.go settles a message taken in and tells the
-// threads of those a restart caught unsettled.
+// threads of those a restart caught unsettled; records.go owes what the
+// storage refused of what a thread was shown (a turn's end, a message's
+// settlement) until it is written.
 package bot

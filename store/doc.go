@@ -45,7 +45,8 @@
 //     exclusive flock on <db>.lock naming its holder; not taken by Open,
 //     so that others may read).
 //   - private.go: files created private; probe.go: a write probe for
-//     readiness; backup.go: the online backup (SQLite's backup API).
+//     readiness; reserve.go: disk space kept beside the database, given
+//     back on a full disk for the records of what threads were shown; backup.go: the online backup (SQLite's backup API).
 //   - integrity.go: SQLite's quick_check and integrity_check of a file on
 //     a connection of its own, and Examine, the check before a bot opens
 //     its database (damaged, or missing or empty where one is expected:
