@@ -18,7 +18,8 @@
 //     once when Config.OwnsDatabase says no other process can be doing it
 //     (cmd holds the one-bot lock), with the cost of its thread's turn
 //     where the CLI had reported its result; else once its timeout has
-//     passed.
+//     passed. A run's record the storage refuses (a full disk) is tried
+//     again with a backoff bounded at 30s while the scheduler runs.
 //   - A panicking or failing runner never stops the scheduler: the runner's
 //     own goroutine recovers, and cron.Recover is installed explicitly
 //     (robfig's default chain is empty) as a second net.

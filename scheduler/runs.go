@@ -157,19 +157,65 @@ func (s *Scheduler) runOne(e *entry, slot time.Time) {
 	s.finish(run)
 }
 
+// Bounds of the backoff between two tries of a run's record the storage
+// refused.
+const (
+	finishRetryFirst = time.Second
+	finishRetryMax   = 30 * time.Second
+)
+
 // finish records a claimed run's outcome, even after Run's context ended,
-// and prunes old runs.
+// and prunes old runs. A record the storage refuses (store.FaultCause: a
+// full disk, a read-only file system) is tried again, with a backoff, while
+// the scheduler runs and once as it stops; one still refused then stays
+// "running" for the next start to settle (settleRunning).
 func (s *Scheduler) finish(r Run) {
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	if err := s.st.FinishRun(ctx, r); err != nil {
-		s.log.Error("record run", "schedule", r.ScheduleID, "slot", r.Slot, "status", r.Status, "err", err)
+	err := s.finishOnce(r)
+	for delay := finishRetryFirst; err != nil && store.FaultCause(err) != ""; delay = min(2*delay, finishRetryMax) {
+		if delay == finishRetryFirst {
+			s.log.Error("the storage refused a run's record: tried again until it takes it",
+				"schedule", r.ScheduleID, "slot", r.Slot, "status", r.Status, "err", err)
+		}
+		stopping := !s.wait(delay)
+		err = s.finishOnce(r)
+		if err == nil {
+			s.log.Info("run recorded after the storage refused it", "schedule", r.ScheduleID, "slot", r.Slot, "status", r.Status)
+		}
+		if stopping {
+			break
+		}
+	}
+	if err != nil {
+		s.log.Error("record run (the next start settles it)", "schedule", r.ScheduleID, "slot", r.Slot, "status", r.Status, "err", err)
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
 	// Counted once recorded: one left unrecorded is counted by the start
 	// that records it interrupted.
 	s.cfg.Observer.ScheduleRuns(string(r.Status), 1)
 	if _, err := s.st.PruneRuns(ctx, r.ScheduleID, s.cfg.KeepRuns); err != nil {
 		s.log.Error("prune runs", "schedule", r.ScheduleID, "err", err)
+	}
+}
+
+func (s *Scheduler) finishOnce(r Run) error {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	return s.st.FinishRun(ctx, r)
+}
+
+// wait waits d, or until the scheduler stops (false).
+func (s *Scheduler) wait(d time.Duration) bool {
+	s.mu.Lock()
+	ctx := s.ctx
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
