@@ -32,3 +32,11 @@ type postTracker interface {
 	// Posted reports whether the post behind ref has been made.
 	Posted(ref adapters.MessageRef) bool
 }
+
+// resolver gives the platform's ref of a post Post answered with a
+// provisional one: what is stored to edit the message after a restart.
+type resolver interface {
+	// Resolve is the platform's ref behind ref (ref itself when it is
+	// one); ok is false while the post has not been made. It never waits.
+	Resolve(ref adapters.MessageRef) (adapters.MessageRef, bool)
+}

@@ -82,6 +82,7 @@ func (b *Bot) expireApprovals(ctx context.Context) error {
 		}
 		b.cfg.Observer.ApprovalSettled(a.Kind, ApprovalExpired)
 		b.log.Info("approval expired by restart", "approval", a.ID, "thread", a.ThreadKey, "tool", a.Tool)
+		b.endToolLine(ctx, a)
 		const why = "Expired: the bot restarted before anyone decided."
 		ref, ok := adapters.ParseMessageRef(a.PromptRef)
 		ad := b.adapter(ref.Thread.Platform)

@@ -87,6 +87,16 @@ func (v *view) toolStart(ctx context.Context, id, name string, input json.RawMes
 	v.startTicker()
 }
 
+// toolLineRef is where the line of the tool call id is, and its depth;
+// ok is false when it has none (not shown, or ended).
+func (v *view) toolLineRef(id string) (ref adapters.MessageRef, depth int, ok bool) {
+	tl := v.tools[id]
+	if tl == nil || tl.ref == nil {
+		return adapters.MessageRef{}, 0, false
+	}
+	return *tl.ref, tl.tool.Depth, true
+}
+
 // toolInput is what the running tool call id asked.
 func (v *view) toolInput(id string) json.RawMessage { return v.toolInputs[id] }
 

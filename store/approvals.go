@@ -22,20 +22,24 @@ type Approval struct {
 	State                                             string // pending, allowed, denied, expired, cancelled
 	DecidedBy, Choice, Scope, Reason                  string
 	PromptRef                                         string // the adapter's message ref, to edit the prompt after a restart
-	CreatedAt, ExpiresAt                              time.Time
-	DecidedAt                                         time.Time // zero while pending
+	// ToolRef is the platform's ref of the call's tool line, and ToolDepth
+	// its nesting: a restart shows the line's final state too.
+	ToolRef              string
+	ToolDepth            int
+	CreatedAt, ExpiresAt time.Time
+	DecidedAt            time.Time // zero while pending
 }
 
 const approvalColumns = `id, request_id, thread_key, channel_key, session_id, tool, input, input_digest,
 	asked_by, kind, state, decided_by, choice, scope, reason, prompt_ref,
-	created_at, expires_at, decided_at`
+	created_at, expires_at, decided_at, tool_ref, tool_depth`
 
 func scanApproval(r scanner) (Approval, error) {
 	var a Approval
 	var created, expires, decided sql.NullInt64
 	err := r.Scan(&a.ID, &a.RequestID, &a.ThreadKey, &a.ChannelKey, &a.SessionID, &a.Tool, &a.Input, &a.InputDigest,
 		&a.AskedBy, &a.Kind, &a.State, &a.DecidedBy, &a.Choice, &a.Scope, &a.Reason, &a.PromptRef,
-		&created, &expires, &decided)
+		&created, &expires, &decided, &a.ToolRef, &a.ToolDepth)
 	a.CreatedAt, a.ExpiresAt, a.DecidedAt = timeOf(created), timeOf(expires), timeOf(decided)
 	return a, err
 }
@@ -55,7 +59,7 @@ func (s *Store) SaveApproval(ctx context.Context, a Approval) error {
 	}
 	_, err := s.write.ExecContext(ctx, `
 INSERT INTO approvals (`+approvalColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
 	request_id = excluded.request_id,
 	thread_key = excluded.thread_key,
@@ -74,10 +78,12 @@ ON CONFLICT (id) DO UPDATE SET
 	prompt_ref = excluded.prompt_ref,
 	created_at = excluded.created_at,
 	expires_at = excluded.expires_at,
-	decided_at = excluded.decided_at`,
+	decided_at = excluded.decided_at,
+	tool_ref = excluded.tool_ref,
+	tool_depth = excluded.tool_depth`,
 		a.ID, a.RequestID, a.ThreadKey, a.ChannelKey, a.SessionID, a.Tool, a.Input, a.InputDigest,
 		a.AskedBy, a.Kind, a.State, a.DecidedBy, a.Choice, a.Scope, a.Reason, a.PromptRef,
-		nullTime(a.CreatedAt), nullTime(a.ExpiresAt), nullTime(a.DecidedAt))
+		nullTime(a.CreatedAt), nullTime(a.ExpiresAt), nullTime(a.DecidedAt), a.ToolRef, a.ToolDepth)
 	if err != nil {
 		return fmt.Errorf("save approval %s: %w", a.ID, err)
 	}
@@ -144,16 +150,29 @@ WHERE id = ? AND state = ?`,
 // shows the approval, whatever its state, leaving every other field alone.
 // It wraps ErrNotFound if there is no such approval.
 func (s *Store) SetApprovalPromptRef(ctx context.Context, id, ref string) error {
-	res, err := s.write.ExecContext(ctx, `UPDATE approvals SET prompt_ref = ? WHERE id = ?`, ref, id)
+	return s.setApproval(ctx, "set prompt ref of approval "+id, `UPDATE approvals SET prompt_ref = ? WHERE id = ?`, ref, id)
+}
+
+// SetApprovalToolLine records where the approval's tool line is (the
+// platform's ref) and its depth, whatever the approval's state, leaving
+// every other field alone. It wraps ErrNotFound if there is no such
+// approval.
+func (s *Store) SetApprovalToolLine(ctx context.Context, id, ref string, depth int) error {
+	return s.setApproval(ctx, "set tool line of approval "+id, `UPDATE approvals SET tool_ref = ?, tool_depth = ? WHERE id = ?`, ref, depth, id)
+}
+
+// setApproval runs an update of one approval, its id the last argument.
+func (s *Store) setApproval(ctx context.Context, what, query string, args ...any) error {
+	res, err := s.write.ExecContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("set prompt ref of approval %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("set prompt ref of approval %s: %w", id, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("set prompt ref of approval %s: %w", id, ErrNotFound)
+		return fmt.Errorf("%s: %w", what, ErrNotFound)
 	}
 	return nil
 }

@@ -213,4 +213,15 @@ func testApprovalsPromptRefKeepsDecision(t *testing.T) {
 	if err := s.SetApprovalPromptRef(ctx, "nope", "x"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("SetApprovalPromptRef(missing) = %v, want ErrNotFound", err)
 	}
+	// The tool line's ref likewise, kept beside the prompt's.
+	if err := s.SetApprovalToolLine(ctx, "p", "slack/T/C/1.2#3.4", 1); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ = s.GetApproval(ctx, "p")
+	if got.State != "denied" || got.PromptRef != "matrix/$ev" || got.ToolRef != "slack/T/C/1.2#3.4" || got.ToolDepth != 1 {
+		t.Errorf("after SetApprovalToolLine: %+v", got)
+	}
+	if err := s.SetApprovalToolLine(ctx, "nope", "x", 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetApprovalToolLine(missing) = %v, want ErrNotFound", err)
+	}
 }

@@ -320,4 +320,10 @@ CREATE TABLE channel_mcp_servers (
 	PRIMARY KEY (channel_key, name)
 );
 `),
+	// Where a request's tool line is, beside its prompt: a restart shows
+	// both final (issue 27).
+	sqlMigration("approval tool lines", `
+ALTER TABLE approvals ADD COLUMN tool_ref TEXT NOT NULL DEFAULT '';
+ALTER TABLE approvals ADD COLUMN tool_depth INTEGER NOT NULL DEFAULT 0;
+`),
 }

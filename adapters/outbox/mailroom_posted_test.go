@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -101,6 +102,44 @@ func TestAwait(t *testing.T) {
 	}
 	if err := c.Await(ctx, adapters.MessageRef{Thread: t1, ID: "123.456"}); err != nil {
 		t.Errorf("Await of a platform ref: %v", err)
+	}
+	drain(t, c)
+}
+
+// TestResolve: a provisional ref resolves to the platform's once the post
+// is made, never before and not after it failed; a platform ref is
+// itself; an Ask queued behind a post returns after the post is made, so
+// the post's ref resolves then.
+func TestResolve(t *testing.T) {
+	p := &platform{}
+	c := NewMailroom(p, nil)
+	ctx := context.Background()
+
+	p.hold()
+	ref, _ := c.Post(ctx, t1, text("held"))
+	if got, ok := c.Resolve(ref); ok {
+		t.Errorf("resolved a post not made yet: %v", got)
+	}
+	p.release()
+	if _, err := c.Ask(ctx, t1, adapters.Prompt{ID: "p"}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c.Resolve(ref)
+	if !ok || got.Thread != t1 || got.ID == ref.ID || strings.HasPrefix(got.ID, provisional) {
+		t.Errorf("after the Ask behind it: Resolve = %v, %v; want the platform's ref", got, ok)
+	}
+
+	p.mu.Lock()
+	p.failPost = 1
+	p.mu.Unlock()
+	failed, _ := c.Post(ctx, t2, text("lost"))
+	waitIdle(t, c)
+	if got, ok := c.Resolve(failed); ok {
+		t.Errorf("resolved a failed post: %v", got)
+	}
+	own := adapters.MessageRef{Thread: t1, ID: "123.456"}
+	if got, ok := c.Resolve(own); !ok || got != own {
+		t.Errorf("Resolve(platform ref) = %v, %v", got, ok)
 	}
 	drain(t, c)
 }

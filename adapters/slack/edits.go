@@ -59,11 +59,24 @@ func urgent(m adapters.Message) bool {
 // one call and the final version always lands.
 func (d *direct) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
 	a := (*Adapter)(d)
-	if a.lookup(ref) == nil {
+	if a.lookup(ref) == nil && !a.adoptTool(ref, m) {
 		return fmt.Errorf("slack: edit of unknown message %s", ref.ID)
 	}
 	a.edit.Set(refThread(ref), msgKey(ref), func(ctx context.Context) error { return a.editNow(ctx, ref, m) }, urgent(m))
 	return nil
+}
+
+// adoptTool takes on the tool line at ref that an earlier run posted (a
+// restart ends the line of a request it expired): a tool line is one
+// Slack message, named by its ts. Its long input, if any, went up as a
+// file when it was first shown. It reports whether m is a tool line.
+func (a *Adapter) adoptTool(ref adapters.MessageRef, m adapters.Message) bool {
+	if m.Kind != adapters.KindTool || ref.ID == "" {
+		return false
+	}
+	a.msgs.Put(msgKey(ref), &posted{channel: ref.Thread.Channel, thread: ref.Thread.Thread,
+		ts: []string{ref.ID}, shown: []string{""}, input: uploadDone})
+	return true
 }
 
 // editNow makes the message show m: what the editor runs.
