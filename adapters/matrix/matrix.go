@@ -103,7 +103,6 @@ type Adapter struct {
 	closing     chan struct{} // closed by Close: background work ends
 	closeOnce   sync.Once
 	wg          sync.WaitGroup
-	seq         int64
 	closeCrypto func()
 
 	conn *adapters.ConnTracker // the sync loop's link (conn.go)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"maunium.net/go/mautrix/event"
@@ -216,9 +215,10 @@ func (a *Adapter) postTool(ctx context.Context, t adapters.ThreadRef, tool *adap
 	return a.newToolRef(t, st, 0, file), nil
 }
 
+// newToolRef names a tool's line by its status event and its place in it
+// (toolRefID): a name the next run can still edit (revive.go).
 func (a *Adapter) newToolRef(t adapters.ThreadRef, st *statusMsg, line int, file bool) adapters.MessageRef {
-	a.seq++
-	key := "tool-" + strconv.FormatInt(a.seq, 10)
+	key := toolRefID(st.id, line, file)
 	a.toolRefs.Put(key, toolRef{st: st, line: line, file: file})
 	return adapters.MessageRef{Thread: t, ID: key}
 }
@@ -233,7 +233,7 @@ func (a *Adapter) editTool(ctx context.Context, ref adapters.MessageRef, tool *a
 	tr, ok := a.toolRefs.Get(ref.ID)
 	if !ok {
 		a.mu.Unlock()
-		return fmt.Errorf("matrix: unknown tool line %s", ref.ID)
+		return a.reviveTool(ctx, ref, tool)
 	}
 	tr.st.lines[tr.line] = toolLine(tool, tr.file)
 	text := strings.Join(tr.st.lines, "\n")

@@ -1,31 +1,41 @@
 package main
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"maunium.net/go/mautrix/id"
+
+	"github.com/claudeops/claudeops/internal/dendrite"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
-	"github.com/claudeops/claudeops/internal/testcli"
 	"github.com/claudeops/claudeops/internal/testkit"
-	"github.com/claudeops/claudeops/internal/testrunner"
 )
 
-// staleCase is a request left waiting for a person when the bot was
-// killed: what a thread asks, and what its tool line and prompt must
-// say once the bot has restarted.
+// A request left waiting for a person when the bot was killed: once the
+// bot has restarted, its prompt and its tool line show what became of it.
+
+// staleCase is what a thread asks, and what its tool line and prompt say
+// after the restart.
 type staleCase struct {
-	say, tool, prompt string
+	say    string
+	tool   *regexp.Regexp
+	prompt string
 }
 
 // staleCases: a permission request and a question, each waiting.
 var staleCases = []staleCase{
-	{say: "run touch never.txt", tool: `touch never\.txt.* — not run: the approval expired when the bot restarted`, prompt: `Expired: the bot restarted before anyone decided`},
-	{say: "ask one", tool: `AskUserQuestion.* — not answered: the question expired when the bot restarted`, prompt: `Expired: the bot restarted before anyone decided`},
+	{"run touch never.txt", regexp.MustCompile(`touch never\.txt.* — not run: the approval expired when the bot restarted`), "Expired: the bot restarted before anyone decided"},
+	{"ask one", regexp.MustCompile(`AskUserQuestion.* — not answered: the question expired when the bot restarted`), "Expired: the bot restarted before anyone decided"},
 }
+
+// staleWait bounds the wait for the restarted bot's edits: the test stays
+// well under a minute when they never come.
+const staleWait = 30 * time.Second
 
 // TestSlackKill9LeavesNoWaitingLine, with the built bot on the fake
 // Slack: a permission request and a question wait, their tool lines
@@ -33,20 +43,12 @@ var staleCases = []staleCase{
 // holds then: each prompt says it expired and has no buttons, and each
 // tool line says what became of the call, not "waiting".
 func TestSlackKill9LeavesNoWaitingLine(t *testing.T) {
-	bin := testcli.Bin(t)
-	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
-	api := fakeanthropic.Start(t, fakeanthropic.ChatScript(nil))
-	home, work, state := t.TempDir(), t.TempDir(), t.TempDir()
-	env := testkit.CLIEnv(home, api.URL,
-		"CLAUDEOPS_STATE_DIR="+state, "CLAUDEOPS_CLAUDE_BIN="+bin, "CLAUDEOPS_WORKDIR="+work,
-		"SLACK_API_URL="+fs.URL+"/api/", "SLACK_BOT_TOKEN="+fs.Opts.BotToken, "SLACK_APP_TOKEN="+fs.Opts.AppToken,
-		"CLAUDEOPS_ALLOWED_USERS=U0ALICE001", "CLAUDEOPS_LOG_LEVEL=debug",
-	)
-	env = append(env, testrunner.Env(t, home)...)
-	t.Cleanup(func() { killAll(home) })
+	r := startSlackTools(t, fakeanthropic.ChatScript(nil))
+	t.Cleanup(func() { killAll(r.home) })
+	fs := r.fs
 	const general, alice, mention = "C0GENERAL1", "U0ALICE001", "<@U0FAKEBOT1> "
 	hasButtons := func(m fakeslack.Message) bool { return len(m.ActionIDs()) > 0 }
-	find := func(b *slackBot, thread, pattern string, buttons bool) fakeslack.Message {
+	find := func(thread, pattern string, buttons bool) fakeslack.Message {
 		t.Helper()
 		re := regexp.MustCompile(pattern)
 		var found fakeslack.Message
@@ -59,52 +61,139 @@ func TestSlackKill9LeavesNoWaitingLine(t *testing.T) {
 			}
 			return false
 		}) {
-			t.Fatalf("no bot message matching %q in thread %s:\n%s\nthe bot's log:\n%s", pattern, thread, slackDump(fs, general, thread), b.stderr.String())
+			t.Fatalf("no bot message matching %q in thread %s:\n%s", pattern, thread, slackDump(fs, general, thread))
 		}
 		return found
 	}
-	b := startSlackBot(t, env)
-	if !fs.WaitConnections(1, 90*time.Second) {
-		t.Fatalf("the bot did not connect; its log:\n%s", b.stderr.String())
-	}
+
 	type left struct{ root, prompt, tool string }
 	var lefts []left
 	for _, c := range staleCases {
 		root := fs.Post(alice, general, mention+c.say)
-		prompt := find(b, root, ".", true)
-		tool := find(b, root, `⏸ .* — waiting for`, false)
+		prompt := find(root, ".", true)
+		tool := find(root, `⏸ .* — waiting for`, false)
 		lefts = append(lefts, left{root, prompt.TS, tool.TS})
 	}
-	// The bot records where a prompt is once Slack has it: a kill in that
-	// moment is another case (the thread is told instead).
-	time.Sleep(time.Second)
-	if err := b.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	b.done <- <-b.done
-	waitOrphans(t, home)
+	killBot(t, r.bot.cmd.Process.Signal, r.home)
+	r.bot.done <- <-r.bot.done
 
-	b = startSlackBot(t, env)
+	r.bot = startSlackBot(t, r.env)
 	final := func(i int) bool {
 		p, _ := fs.Message(general, lefts[i].prompt)
 		tl, _ := fs.Message(general, lefts[i].tool)
-		return !hasButtons(p) && regexp.MustCompile(staleCases[i].prompt).MatchString(p.VisibleText()) &&
-			regexp.MustCompile(staleCases[i].tool).MatchString(tl.VisibleText()) && !strings.Contains(tl.VisibleText(), "waiting")
+		return !hasButtons(p) && strings.Contains(p.VisibleText(), staleCases[i].prompt) &&
+			staleCases[i].tool.MatchString(tl.VisibleText()) && !strings.Contains(tl.VisibleText(), "waiting")
 	}
-	fs.WaitFor(30*time.Second, func() bool { return final(0) && final(1) })
+	fs.WaitFor(staleWait, func() bool { return final(0) && final(1) })
 	for i, c := range staleCases {
 		if !final(i) {
-			l := lefts[i]
-			p, _ := fs.Message(general, l.prompt)
-			tl, _ := fs.Message(general, l.tool)
-			t.Errorf("%q after the restart:\n  prompt (buttons %v): %s\n  tool line: %s\nwant the prompt to match %q with no buttons, the tool line %q\nthread:\n%s",
-				c.say, p.ActionIDs(), p.VisibleText(), tl.VisibleText(), c.prompt, c.tool, slackDump(fs, general, l.root))
+			p, _ := fs.Message(general, lefts[i].prompt)
+			tl, _ := fs.Message(general, lefts[i].tool)
+			t.Errorf("%q after the restart:\n  prompt (buttons %v): %s\n  tool line: %s\nwant the prompt to say %q with no buttons, the tool line %q\nthread:\n%s",
+				c.say, p.ActionIDs(), p.VisibleText(), tl.VisibleText(), c.prompt, c.tool, slackDump(fs, general, lefts[i].root))
 		}
 	}
 	// The bot is left to the cleanup's kill: a SIGTERM could cut its
 	// Recover short, which is not what is tested here.
 	for _, v := range fs.Violations() {
 		t.Errorf("Slack violation: %s", v)
+	}
+}
+
+// TestMatrixKill9LeavesNoWaitingLine is the same on a real Dendrite: what
+// the room holds after the restart (each event's latest edit) is the
+// final state of every prompt and tool line; the expired prompt keeps
+// none of the bot's reactions.
+func TestMatrixKill9LeavesNoWaitingLine(t *testing.T) {
+	r := startMatrixTools(t, fakeanthropic.ChatScript(nil), false)
+	t.Cleanup(func() { killAll(r.home) })
+	cmd := r.start()
+	room := r.room(false)
+	alice := r.alice
+	byBot := func(root id.EventID, ok func(dendrite.Message) bool) dendrite.Message {
+		t.Helper()
+		var found dendrite.Message
+		if !alice.WaitFor(90*time.Second, func() bool {
+			for _, m := range alice.Thread(room, root) {
+				if m.Sender == r.bot.ID && ok(m) {
+					found = m
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Fatalf("no such bot message in the thread:\n%s", matrixDump(alice, room, root))
+		}
+		return found
+	}
+	type left struct{ root, prompt, tool id.EventID }
+	var lefts []left
+	for _, c := range staleCases {
+		root := alice.SendText(room, c.say, r.bot.ID, "")
+		tool := byBot(root, func(m dendrite.Message) bool { return strings.Contains(m.Body, " — waiting for") })
+		prompt := byBot(root, func(m dendrite.Message) bool { return m.ID != tool.ID && m.ID != root })
+		lefts = append(lefts, left{root, prompt.ID, tool.ID})
+	}
+	killBot(t, cmd.Process.Signal, r.home)
+	_ = cmd.Wait()
+
+	r.start()
+	body := func(root, ev id.EventID) string {
+		for _, m := range alice.Thread(room, root) {
+			if m.ID == ev {
+				return m.Body
+			}
+		}
+		return ""
+	}
+	final := func(i int) bool {
+		tl := body(lefts[i].root, lefts[i].tool)
+		return staleCases[i].tool.MatchString(tl) && !strings.Contains(tl, "waiting")
+	}
+	bashPrompt := func() bool {
+		return strings.Contains(body(lefts[0].root, lefts[0].prompt), staleCases[0].prompt) && !botReacted(alice, room, lefts[0].prompt, r.bot.ID)
+	}
+	alice.WaitFor(staleWait, func() bool { return final(0) && final(1) && bashPrompt() })
+	for i, c := range staleCases {
+		if !final(i) {
+			t.Errorf("%q after the restart: tool line %q, want %q\nthread:\n%s", c.say, body(lefts[i].root, lefts[i].tool), c.tool, matrixDump(alice, room, lefts[i].root))
+		}
+	}
+	if !bashPrompt() {
+		t.Errorf("the approval prompt after the restart (the bot's reactions left: %v): %q, want it to say %q",
+			botReacted(alice, room, lefts[0].prompt, r.bot.ID), body(lefts[0].root, lefts[0].prompt), staleCases[0].prompt)
+	}
+}
+
+// botReacted: the bot's own reactions (its choices) are on the event.
+func botReacted(c *dendrite.Client, room id.RoomID, ev id.EventID, bot id.UserID) bool {
+	for _, r := range c.Reactions(room, ev) {
+		if r.Sender == bot {
+			return true
+		}
+	}
+	return false
+}
+
+// killBot waits a moment for the bot to record where its prompts are
+// (a kill in that moment is another case: the thread is told instead),
+// kills it with SIGKILL and waits until its sessions have ended.
+func killBot(t *testing.T, signal func(os.Signal) error, home string) {
+	t.Helper()
+	time.Sleep(time.Second)
+	if err := signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !testkit.Until(testkit.Long, func() bool { return len(processesWithEnv("HOME="+home)) == 0 }) {
+		killAll(home)
+		t.Fatal("the orphaned claude did not exit after its bot died")
+	}
+}
+
+// killAll kills what still runs with HOME=home (what a failure left).
+func killAll(home string) {
+	for _, pid := range processesWithEnv("HOME=" + home) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 
@@ -117,19 +206,11 @@ func slackDump(fs *fakeslack.Server, channel, thread string) string {
 	return s.String()
 }
 
-// waitOrphans waits until the sessions of a killed bot (every process
-// with its HOME) have ended: their keeper ends them.
-func waitOrphans(t *testing.T, home string) {
-	t.Helper()
-	if !testkit.Until(testkit.Long, func() bool { return len(processesWithEnv("HOME="+home)) == 0 }) {
-		killAll(home)
-		t.Fatal("the orphaned claude did not exit after its bot died")
+// matrixDump is a thread as alice's client holds it, a line an event.
+func matrixDump(c *dendrite.Client, room id.RoomID, root id.EventID) string {
+	var s strings.Builder
+	for _, m := range c.Thread(room, root) {
+		s.WriteString("  [" + m.ID.String() + " " + m.Sender.String() + "] " + strings.ReplaceAll(m.Body, "\n", " ⏎ ") + "\n")
 	}
-}
-
-// killAll kills what still runs with HOME=home (what a failure left).
-func killAll(home string) {
-	for _, pid := range processesWithEnv("HOME=" + home) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	return s.String()
 }

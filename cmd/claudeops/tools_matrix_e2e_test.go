@@ -29,8 +29,8 @@ import (
 // matrixToolsRun is the bot on a homeserver, with CLAUDEOPS_WORKDIR work.
 type matrixToolsRun struct {
 	*matrixEnvRun
-	api  *fakeanthropic.Server
-	work string
+	api        *fakeanthropic.Server
+	work, home string // the sessions' working directory and HOME
 }
 
 // startMatrixTools starts the homeserver, alice's client (a crypto device
@@ -53,7 +53,7 @@ func startMatrixTools(t *testing.T, script fakeanthropic.Script, crypto bool) *m
 	r := &matrixToolsRun{
 		matrixEnvRun: &matrixEnvRun{t: t, srv: srv, bot: botUser, alice: alice, state: state,
 			db: filepath.Join(state, "claudeops.db"), recoveryKey: filepath.Join(state, "claudeops.matrix-recovery-key"), env: env},
-		api: api, work: work,
+		api: api, work: work, home: home,
 	}
 	return r
 }

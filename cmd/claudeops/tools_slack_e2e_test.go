@@ -73,12 +73,14 @@ func toolResultFor(t *testing.T, api *fakeanthropic.Server, tool string, log fun
 	return res
 }
 
-// slackToolsRun is the bot on a fake Slack, with CLAUDEOPS_WORKDIR work.
+// slackToolsRun is the bot on a fake Slack, with CLAUDEOPS_WORKDIR work,
+// its sessions' HOME home, and env to start it again.
 type slackToolsRun struct {
-	fs   *fakeslack.Server
-	api  *fakeanthropic.Server
-	work string
-	bot  *slackBot
+	fs         *fakeslack.Server
+	api        *fakeanthropic.Server
+	work, home string
+	env        []string
+	bot        *slackBot
 }
 
 func startSlackTools(t *testing.T, script fakeanthropic.Script) *slackToolsRun {
@@ -97,7 +99,7 @@ func startSlackTools(t *testing.T, script fakeanthropic.Script) *slackToolsRun {
 	if !fs.WaitConnections(1, 90*time.Second) {
 		t.Fatalf("the bot did not connect; its log:\n%s", b.stderr.String())
 	}
-	return &slackToolsRun{fs: fs, api: api, work: work, bot: b}
+	return &slackToolsRun{fs: fs, api: api, work: work, home: home, env: env, bot: b}
 }
 
 // noPrompt fails when the thread shows an approval prompt: the built-in
