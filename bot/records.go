@@ -11,17 +11,17 @@ import (
 // What a thread was shown is what the store records.
 //
 // A turn's end (its result and cost) and the settlement of the messages it
-// took up are written as the thread is shown them. When the store refuses
-// such a write because storage fails (store.FaultCause: a full disk, a
-// read-only file system, an I/O error), the thread is still shown what
-// Claude did, and the write waits in the worker's records: tried again in
-// order with a bounded backoff on the worker's own loop (no goroutine of
-// its own), and once more as the worker stops. A full disk first gets the
-// store's reserve back (store.FreeReserve): the writes already owed land
-// in it. Meanwhile the worker is not quiet, so it is not retired. What is
-// still unwritten when the worker stops is logged as lost; the next start
-// finds the turn without an end and tells its thread that it cannot know
-// whether the turn finished (recover.go).
+// took up are written before the thread is shown its footer. When the
+// store refuses such a write because storage fails (store.FaultCause: a
+// full disk, a read-only file system, an I/O error), the thread is still
+// shown what Claude did, and the write waits in the worker's records:
+// tried again in order with a bounded backoff on the worker's own loop (no
+// goroutine of its own), and once more as the worker stops. A full disk
+// first gets the store's reserve back (store.FreeReserve): the writes
+// owed land in it. Meanwhile the worker is not retired (its idle session
+// may be). What is still unwritten when the worker stops is logged as
+// lost; the next start finds the turn without an end and tells its thread
+// that it cannot know whether the turn finished (recover.go).
 
 // Bounds of the backoff between two tries of the records owed.
 const (

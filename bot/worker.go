@@ -173,7 +173,7 @@ func (w *worker) run(ctx context.Context) {
 				w.resetIdle()
 				continue
 			}
-			if w.b.workerDone(w) {
+			if !w.records.pending() && w.b.workerDone(w) { // owed records keep it
 				return
 			}
 			w.resetIdle()
@@ -188,7 +188,7 @@ func (w *worker) run(ctx context.Context) {
 
 // quiet: nothing running, nothing pending: the idle timer may run.
 func (w *worker) quiet() bool {
-	return !w.view.running() && len(w.queued) == 0 && !w.view.hasTools() && !w.desk.hasOpen() && len(w.mailbox) == 0 && !w.records.pending()
+	return !w.view.running() && len(w.queued) == 0 && !w.view.hasTools() && !w.desk.hasOpen() && len(w.mailbox) == 0
 }
 
 func (w *worker) resetIdle() {
