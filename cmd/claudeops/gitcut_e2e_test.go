@@ -107,7 +107,9 @@ func kill9MidPush(t *testing.T, receive, told string, landed bool) {
 	<-b.done
 	_ = b.cmd.Wait()
 	testkit.WaitForf(t, 5*time.Second, func() bool { return len(processesWithEnv(gitHome)) == 0 },
-		func() string { return "git processes of the killed bot still run:\n" + procList(processesWithEnv(gitHome)) })
+		func() string {
+			return "git processes of the killed bot still run:\n" + procList(processesWithEnv(gitHome))
+		})
 	if got := remoteAt(t, bare, branch) == commit; got != landed {
 		t.Fatalf("the remote has the commit: %v, want %v", got, landed)
 	}
