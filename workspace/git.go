@@ -175,7 +175,7 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	stderr := &capped{max: 64 << 10, truncate: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	start := time.Now()
-	err := m.runSupervised(cmd)
+	err := m.runSupervised(cmd, c.slow)
 	m.log.Debug("git", "cmd", c.args[0], "took", time.Since(start), "err", err)
 	// Changed while git ran: git may have read it, so its result is not used.
 	if err := check("it changed while git ran, so what git did is in doubt"); err != nil {
@@ -248,15 +248,25 @@ func (m *Manager) redact(s string) string {
 	return s
 }
 
-// runSupervised runs cmd as the CLI is run (internal/proc): should the bot
-// die while git runs, however it dies, git and all it started (ssh, a
-// remote helper, index-pack) are stopped and killed, so a fetch does not
-// go on filling a clone nobody will use, nor a push land after the
-// restarted bot has looked at the remote.
-func (m *Manager) runSupervised(cmd *exec.Cmd) error {
+// runSupervised runs cmd so that it dies with the bot, however the bot
+// dies (internal/proc). A call that talks to the remote or checks out a
+// tree (slow) starts processes of its own (ssh, a remote helper,
+// upload-pack, index-pack, checkout's): it is run as the CLI is, a keeper
+// stopping and killing the whole tree, so a fetch does not go on filling
+// a clone nobody will use, nor a push land after the restarted bot has
+// looked at the remote. The other calls are plumbing that starts no
+// process (TestQuickGitStartsNothing): the kernel kills git with the bot,
+// and no keeper is paid for (docs/PERFORMANCE.md).
+func (m *Manager) runSupervised(cmd *exec.Cmd, slow bool) error {
 	if m.unsupervised {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		return cmd.Run()
+	}
+	if !slow {
+		if err := proc.StartLeaf(cmd); err != nil {
+			return err
+		}
+		return cmd.Wait()
 	}
 	k, err := proc.Start(cmd)
 	if err != nil {

@@ -388,3 +388,107 @@ func TestKilledBotPushToldAfterCheck(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkGitCall is one trivial git call (rev-parse) through
+// Manager.run: as plumbing is run (the kernel kills it with the bot), as
+// a call that talks to the remote is (a keeper per call), and as every
+// call ran before its supervision: what the supervision costs a call.
+func BenchmarkGitCall(b *testing.B) {
+	rem := newRemote(b, "main", map[string]string{"a.txt": "a\n"})
+	for _, bc := range []struct {
+		name                 string
+		keeper, unsupervised bool
+	}{{"plumbing", false, false}, {"keeper", true, false}, {"unsupervised", false, true}} {
+		b.Run(bc.name, func(b *testing.B) {
+			m, _ := newManager(b)
+			ctx := testCtx(b)
+			if _, err := m.Check(ctx, rem.dir); err != nil {
+				b.Fatal(err)
+			}
+			r, err := m.repoRef(rem.dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.unsupervised = bc.unsupervised
+			for b.Loop() {
+				if _, err := m.run(ctx, gitCall{repo: r, slow: bc.keeper, args: []string{"rev-parse", "--verify", "refs/remotes/origin/main"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// The calls run without a keeper start no process of their own: git's
+// trace2 events (GIT_TRACE2_EVENT, added to the environment here only)
+// list every child a git starts, over a thread's whole life but its
+// clone, fetch, worktree add and push.
+func TestQuickGitStartsNothing(t *testing.T) {
+	rem := newRemote(t, "main", map[string]string{"a.txt": "a\n", "sub/b.txt": "b\n"})
+	m, _ := newManager(t)
+	ctx := testCtx(t)
+	wt := create(t, m, rem.dir, "leaf")
+	trace := filepath.Join(t.TempDir(), "trace2.json")
+	m.env = append(m.env, "GIT_TRACE2_EVENT="+trace)
+	writeFile(t, wt.Path, "c.txt", "c\n")
+	writeFile(t, wt.Path, "sub/b.txt", "b2\n")
+	snap, err := m.Snapshot(ctx, wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Changes(ctx, wt, wt.Base, snap); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := m.Diff(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	commitFile(t, m, wt, "d.txt", "d\n")
+	unpushed(t, m, wt)
+	if _, err := m.Remove(ctx, wt); err != nil {
+		t.Fatal(err)
+	}
+	cmds, children := trace2(t, trace)
+	for _, c := range children {
+		t.Errorf("a git run without a keeper started a process: %s", c)
+	}
+	if len(cmds) < 8 {
+		t.Fatalf("trace2 saw %d git calls, want the whole life: %q", len(cmds), cmds)
+	}
+	// The control: a fetch, run with a keeper, does start processes, and
+	// the trace shows them.
+	if err := os.Remove(trace); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Check(ctx, rem.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, children := trace2(t, trace); len(children) == 0 {
+		t.Fatal("control: trace2 saw no process started by a fetch; the test proves nothing")
+	}
+}
+
+// trace2 reads git's trace2 events: the calls (their last arguments) and
+// the processes they started.
+func trace2(t *testing.T, path string) (cmds, children []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		var ev struct {
+			Event string   `json:"event"`
+			Argv  []string `json:"argv"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("trace2 line %q: %v", line, err)
+		}
+		switch ev.Event {
+		case "start":
+			cmds = append(cmds, strings.Join(ev.Argv[len(ev.Argv)-min(len(ev.Argv), 4):], " "))
+		case "child_start":
+			children = append(children, line)
+		}
+	}
+	return cmds, children
+}

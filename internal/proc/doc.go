@@ -7,7 +7,9 @@
 // own and the parent-death signal SIGSTOP; its keeper (StartKeeper) ends it
 // and everything under it when the bot dies, however it dies. While the bot
 // lives, it reaps the child and then kills the keeper (Keeper.Kill,
-// Keeper.Wait), which then does nothing.
+// Keeper.Wait), which then does nothing. A child that starts no process
+// of its own needs no keeper (StartLeaf): the parent-death signal is then
+// SIGKILL.
 //
 // What a child detaches from its tree (a daemon that double-forks) escapes,
 // as it escapes the bot's own signals; and a bot killed between the fork

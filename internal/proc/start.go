@@ -36,3 +36,15 @@ func Start(cmd *exec.Cmd) (*Keeper, error) {
 	})
 	return k, err
 }
+
+// StartLeaf starts cmd as a supervised child that starts no process of its
+// own (git's plumbing): forked on the spawning thread, in a session of its
+// own, with the parent-death signal SIGKILL. The kernel's kill at the
+// bot's death is then the whole of its supervision, with nothing under it
+// to orphan, and it costs no keeper. It sets cmd.SysProcAttr.
+func StartLeaf(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	var err error
+	OnSpawnThread(func() { err = cmd.Start() })
+	return err
+}
