@@ -3,10 +3,10 @@
 // worktree per thread or scheduled run (trees/<name>-<hash>/<branch name>)
 // on a branch of its own, "claudeops/<name>", started from the remote's
 // default branch after a fetch. It runs the real git binary, never a shell,
-// and imports nothing of this repository. Untracked files matching
-// Options.Exclude (by default attachments/, where the bot saves what
-// people attach) are never staged: they reach a commit only when someone
-// tracks them on purpose.
+// and imports nothing of this repository but internal/proc. Untracked
+// files matching Options.Exclude (by default attachments/, where the bot
+// saves what people attach) are never staged: they reach a commit only
+// when someone tracks them on purpose.
 //
 // Trust. A worktree's content is written by the model and everything
 // fetched comes from the remote: both are untrusted, while git runs on the
@@ -76,6 +76,17 @@
 // info/attributes and info/exclude) is read as data: it may change what a
 // diff shows or a commit holds, never what runs.
 //
+// Supervision. No git outlives the bot, however it dies (internal/proc):
+// a call that starts processes of its own (fetch, ls-remote, push,
+// worktree add) is stopped at the bot's death and killed with its whole
+// tree by a keeper, as the local runner's CLI is; plumbing, which starts
+// none, is killed by the kernel. A temporary directory (a clone being
+// made, an index copy) is held by its maker's flock: New removes those of
+// a dead run, whatever their age, and never a live one's. A push records
+// what it sends while git runs (pushes/): a record whose lock is free is a
+// push cut off by the bot's death, which CheckCut settles by asking the
+// remote (ls-remote), since only the remote can say whether it happened.
+//
 // # Files
 //
 // workspace.go: Options, Manager, Worktree and the stats of a change.
@@ -94,5 +105,8 @@
 // hooks and the other worktrees' directories hidden; runners that isolate
 // a session show it that, and so nothing a session's git does reaches the
 // config the bot's git reads. links.go: links where the bot's git would
-// follow them, refused with the config check.
+// follow them, refused with the config check. tmp.go: temporary
+// directories held by their maker, a dead run's removed at start.
+// pushcut.go: a push recorded while it runs, a cut one found (CutPushes)
+// and checked against the remote (CheckCut).
 package workspace

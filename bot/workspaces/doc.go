@@ -21,7 +21,9 @@
 // worktree, and with it what the CLI kept of the conversation (it cannot
 // resume in another directory). A workspace call refused because the
 // clone's git configuration was changed outside the bot
-// (workspace.ErrTampered) is audited and told.
+// (workspace.ErrTampered) is audited and told. A `push` the bot died
+// during is not told as a message not run: it settles its message before
+// git starts, and the next start tells the thread what the remote says.
 //
 // Every git call runs on content the model wrote: package workspace keeps
 // that content from running anything.
@@ -35,5 +37,7 @@
 // the clone a session's own git needs (Launcher), which an isolating
 // runner then shows it. worktrees.go: the TTL
 // sweep (with the thread's CLI home), a run's branch, the branch in
-// `status`. commands.go: `repo`, `diff`, `commit`, `push`.
+// `status`. commands.go: `repo`, `diff`, `commit`, `push`. cutpush.go: a
+// push the bot died during, told at the next start (Recoverer) after the
+// remote was asked.
 package workspaces
