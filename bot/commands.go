@@ -133,6 +133,29 @@ func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string)
 	return true
 }
 
+// forTheBot takes text when it is the bot's: a command, a typed decision,
+// a slash command the bot holds or refuses, a one-word typo of a command;
+// it reports whether it was taken, and whether text is a slash command
+// for Claude Code.
+func (w *worker) forTheBot(ctx context.Context, ev adapters.Event, text string) (slash, taken bool) {
+	if w.runCommand(ctx, ev, text) || w.typedReply(ctx, ev, text) {
+		return false, true
+	}
+	// A slash command goes to Claude Code as it is (slash.go); with files
+	// it is a prompt like any other.
+	name, args, slash := parseSlash(text)
+	slash = slash && len(ev.Message.Files) == 0
+	if slash {
+		step, cmd := w.slash.before(ctx, ev, name, args, w.view.running() || len(w.queued) > 0)
+		if step == slashBotCommand {
+			w.runCommand(ctx, ev, cmd)
+		}
+		w.handedOver = step == slashHeld // settled once it runs or is dropped
+		return true, step != slashSend
+	}
+	return false, len(ev.Message.Files) == 0 && w.suggestCommand(ctx, ev, text)
+}
+
 func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {
 	var own []adapters.Command
 	if c, ok := w.b.adapter(w.ref.Platform).(adapters.Commander); ok {
@@ -157,6 +180,7 @@ func helpText(table []row, own []adapters.Command, admin bool) string {
 		fmt.Fprintf(&b, "• `%s` — %s\n", c.Usage, c.Help)
 	}
 	b.WriteString("When Claude asks for approval, reply `allow`, `allow thread`, `allow folder`, `allow always` (admins) or `deny [reason]`; with several prompts open, name one: `allow 2`, `deny 2 [reason]`, `#2 <answer>`. Answer questions with the option number(s) or your own words. A thread's starter and admins may decide, stop it, and change its mode and model; everyone else may talk in it.\n")
-	b.WriteString("Claude Code's slash commands go to it as they are (`/context`, `/cost`, a repository's own): `/compact` is for the thread's starter and admins, `/model` and `/clear` are `model` and `new`, and those that would change permissions, settings or directories are refused.")
+	b.WriteString("Claude Code's slash commands go to it as they are (`/context`, `/cost`, a repository's own): `/compact` is for the thread's starter and admins, `/model` and `/clear` are `model` and `new`, and those that would change permissions, settings or directories are refused.\n")
+	b.WriteString("A one-word message a slip away from a command gets “did you mean …?” and is not sent; to send a command word, or such a word, to Claude as it is, begin with a backslash: `" + escape + "status`.")
 	return b.String()
 }

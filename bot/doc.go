@@ -74,7 +74,9 @@
 //   - A working directory that is / or holds (or lies in) the bot's own state
 //     is refused by `cwd` and again at every start of claude.
 //   - A message whose first word is a command word is a command and never
-//     reaches Claude; one that does not parse gets its usage back.
+//     reaches Claude; one that does not parse gets its usage back. A
+//     one-word typo of a command the sender may run is asked about and
+//     never reaches Claude either, unless a backslash begins it.
 //   - A slash command reaches the CLI as it is only when the session's CLI
 //     lists it and slash.go allows it to the sender: what would change the
 //     session's permissions, directories, settings or credentials is
@@ -166,7 +168,10 @@
 //     deny rules handed to the CLI; builtinrules.go: the rules the bot
 //     brings (its own tools run unasked, a deny rule wins).
 //
-// Commands: commands.go (the one table, dispatch, `help`), cmd_thread.go
+// Commands: commands.go (the one table, dispatch, `help`, with the lines
+// the platform takes itself), didyoumean.go (a one-word typo of a command
+// asked about, never sent; the backslash that sends any text to Claude),
+// cmd_thread.go
 // (status, stop, new, mode, model, cost), cmd_channel.go (cwd, rules).
 // slash.go: Claude Code's slash commands from chat (which the CLI lists,
 // who may send which); slashpart.go: the thread's part that decides each,

@@ -293,23 +293,12 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 	if text == "" && len(ev.Message.Files) == 0 {
 		return
 	}
-	if w.runCommand(ctx, ev, text) {
-		return
-	}
-	if w.typedReply(ctx, ev, text) {
-		return
-	}
-	// A slash command goes to Claude Code as it is (slash.go); with files
-	// it is a prompt like any other.
-	name, args, slash := parseSlash(text)
-	slash = slash && len(ev.Message.Files) == 0
-	if slash {
-		step, cmd := w.slash.before(ctx, ev, name, args, w.view.running() || len(w.queued) > 0)
-		if step == slashBotCommand {
-			w.runCommand(ctx, ev, cmd)
-		}
-		w.handedOver = step == slashHeld // settled once it runs or is dropped
-		if step != slashSend {
+	slash := false
+	if rest, ok := w.escaped(text, ev.User.ID); ok { // didyoumean.go
+		text = rest
+	} else {
+		var taken bool
+		if slash, taken = w.forTheBot(ctx, ev, text); taken {
 			return
 		}
 	}
