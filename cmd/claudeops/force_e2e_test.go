@@ -124,3 +124,46 @@ func keepersOf(pids []int) []int {
 		return err == nil && slices.Contains(pids, cli)
 	})
 }
+
+// TestSecondInterruptAtTerminal: at a terminal, whose log goes to a file,
+// both Ctrl-Cs are said on the terminal too, and in the log file; the
+// session's claude is gone when the bot has exited.
+func TestSecondInterruptAtTerminal(t *testing.T) {
+	api := fakeanthropic.Start(t, echoScript)
+	env, state := consoleEnv(t, api)
+	home := homeOf(env)
+	o := oneTerminal(t)
+	p := startConsoleTyped(t, env, nil, o.stdout, o.stderr)
+	o.stdout.Close()
+	o.stderr.Close()
+	p.say(t, "hello")
+	waitOutput(t, o.conv, "claude: ok: hello")
+	for _, want := range []string{"claudeops: interrupt: shutting down; press Ctrl-C again within 5s", "claudeops: forced exit: a second interrupt within 5s"} {
+		if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		waitOutput(t, o.conv, want)
+	}
+	select {
+	case err := <-p.done:
+		p.done <- err // for the cleanup
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitForced {
+			t.Errorf("exit: %v, want code %d", err, exitForced)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the bot did not exit after the second Ctrl-C")
+	}
+	if left := claudes(home); len(left) > 0 {
+		t.Errorf("session processes left after the forced exit: %v", left)
+	}
+	log, err := os.ReadFile(filepath.Join(state, "claudeops.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`level=WARN msg="interrupt: shutting down; press Ctrl-C again`, `level=ERROR msg="forced exit: a second interrupt within 5s`, `msg="forced exit: sessions killed" killed=1`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the log file lacks %q:\n%s", want, log)
+		}
+	}
+}
