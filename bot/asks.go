@@ -85,10 +85,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		return
 	}
 	ps.ref = &ref
-	if err := w.store.SetApprovalPromptRef(ctx, p.ID, ref.String()); err != nil {
-		log.Error("store approval prompt ref", "err", err)
-	}
-	w.recordToolLine(ctx, p.ID, c.ToolUseID)
+	w.recordShown(ctx, p.ID, ref, c.ToolUseID)
 	asked := thread.Asked{Num: ps.num, Tool: p.Tool, Question: p.Question, Expires: p.ExpiresAt}
 	each(w.parts, func(h thread.Asks) { h.Asked(ctx, asked) })
 	w.updateIdle()

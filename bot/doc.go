@@ -61,7 +61,8 @@
 //     and exactly one control_response answers the request. A request is
 //     stored before it is shown; one that cannot be shown is denied. A
 //     process's requests are expired when it ends, and at start Recover
-//     expires those a previous run left pending.
+//     expires those a previous run left pending: their prompts and tool
+//     lines both show it, from the places stored with each request.
 //   - A turn's final text always lands: its result, the process exiting
 //     mid-turn and stop each show all the turn's text as final before the
 //     footer or the notice that ends it.
@@ -181,7 +182,9 @@
 // runs; kill.go keeps every session's process until it has ended, for
 // Kill, the forced exit's end of all sessions at once; recover.go (Recover, at start) ends what a previous run left,
 // expires its pending approvals, closes its unfinished turns and tells
-// their threads; settle.go settles a message taken in and tells the
+// their threads; expiredlines.go stores where a request's tool line is
+// beside its prompt (the platform's ref, mailroom.go's resolver) and
+// ends the line of one Recover expired; settle.go settles a message taken in and tells the
 // threads of those a restart caught unsettled; records.go owes what the
 // storage refused of what a thread was shown (a turn's end, a message's
 // settlement) until it is written.

@@ -13,23 +13,24 @@ import (
 // provisional one, which means nothing to the next run), and Recover
 // edits it with the prompt.
 
-// recordToolLine stores where the tool line of the call toolUseID is, for
-// approval id. Called once the prompt was shown: the prompt's Ask waited
-// its turn in the thread's lane, behind the line's post, so the line's
-// platform ref is known by then.
-func (w *worker) recordToolLine(ctx context.Context, id, toolUseID string) {
-	ref, depth, ok := w.view.toolLineRef(toolUseID)
-	if !ok {
-		return
-	}
-	if r, isQueued := w.ad.(resolver); isQueued {
-		if ref, ok = r.Resolve(ref); !ok {
+// recordShown stores where the prompt of approval id is, and the tool
+// line of its call toolUseID, in one write: a kill between two writes
+// would leave the line unknown. The prompt's Ask waited its turn in the
+// thread's lane, behind the line's post, so the line's platform ref is
+// known by then.
+func (w *worker) recordShown(ctx context.Context, id string, prompt adapters.MessageRef, toolUseID string) {
+	line, depth, ok := w.view.toolLineRef(toolUseID)
+	if r, isQueued := w.ad.(resolver); ok && isQueued {
+		if line, ok = r.Resolve(line); !ok {
 			w.log.Warn("tool line not posted: a restart could not show its end", "approval", id)
-			return
 		}
 	}
-	if err := w.store.SetApprovalToolLine(ctx, id, ref.String(), depth); err != nil {
-		w.log.Error("store approval tool line", "approval", id, "err", err)
+	toolRef := ""
+	if ok {
+		toolRef = line.String()
+	}
+	if err := w.store.SetApprovalShown(ctx, id, prompt.String(), toolRef, depth); err != nil {
+		w.log.Error("store where the approval is shown", "approval", id, "err", err)
 	}
 }
 

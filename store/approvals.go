@@ -52,7 +52,7 @@ func InputDigest(input string) string {
 
 // SaveApproval inserts a or replaces every field of the approval with a's ID.
 // Once other goroutines or processes may decide the approval, change it only
-// with DecideApproval and SetApprovalPromptRef, which cannot undo a decision.
+// with DecideApproval and SetApprovalShown, which cannot undo a decision.
 func (s *Store) SaveApproval(ctx context.Context, a Approval) error {
 	if a.InputDigest == "" {
 		a.InputDigest = InputDigest(a.Input)
@@ -146,33 +146,22 @@ WHERE id = ? AND state = ?`,
 	return false, nil
 }
 
-// SetApprovalPromptRef records the adapter's reference to the message that
-// shows the approval, whatever its state, leaving every other field alone.
-// It wraps ErrNotFound if there is no such approval.
-func (s *Store) SetApprovalPromptRef(ctx context.Context, id, ref string) error {
-	return s.setApproval(ctx, "set prompt ref of approval "+id, `UPDATE approvals SET prompt_ref = ? WHERE id = ?`, ref, id)
-}
-
-// SetApprovalToolLine records where the approval's tool line is (the
-// platform's ref) and its depth, whatever the approval's state, leaving
-// every other field alone. It wraps ErrNotFound if there is no such
-// approval.
-func (s *Store) SetApprovalToolLine(ctx context.Context, id, ref string, depth int) error {
-	return s.setApproval(ctx, "set tool line of approval "+id, `UPDATE approvals SET tool_ref = ?, tool_depth = ? WHERE id = ?`, ref, depth, id)
-}
-
-// setApproval runs an update of one approval, its id the last argument.
-func (s *Store) setApproval(ctx context.Context, what, query string, args ...any) error {
-	res, err := s.write.ExecContext(ctx, query, args...)
+// SetApprovalShown records where the approval is shown, whatever its
+// state, leaving every other field alone: the adapter's ref of the prompt,
+// and the platform's ref of the call's tool line ("" when it has none)
+// with its depth. It wraps ErrNotFound if there is no such approval.
+func (s *Store) SetApprovalShown(ctx context.Context, id, promptRef, toolRef string, toolDepth int) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE approvals SET prompt_ref = ?, tool_ref = ?, tool_depth = ? WHERE id = ?`,
+		promptRef, toolRef, toolDepth, id)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("set where approval %s is shown: %w", id, err)
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+		return fmt.Errorf("set where approval %s is shown: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%s: %w", what, ErrNotFound)
+		return fmt.Errorf("set where approval %s is shown: %w", id, ErrNotFound)
 	}
 	return nil
 }

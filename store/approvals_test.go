@@ -203,25 +203,16 @@ func testApprovalsPromptRefKeepsDecision(t *testing.T) {
 	if won, err := s.DecideApproval(ctx, "p", "pending", Approval{State: "denied", DecidedBy: "U1"}); !won || err != nil {
 		t.Fatal(won, err)
 	}
-	if err := s.SetApprovalPromptRef(ctx, "p", "matrix/$ev"); err != nil {
+	// Where it is shown: the prompt's ref and the tool line's, kept
+	// whatever the decision.
+	if err := s.SetApprovalShown(ctx, "p", "matrix/$ev", "slack/T/C/1.2#3.4", 1); err != nil {
 		t.Fatal(err)
 	}
 	got, _, _ := s.GetApproval(ctx, "p")
-	if got.State != "denied" || got.DecidedBy != "U1" || got.PromptRef != "matrix/$ev" {
-		t.Errorf("after SetApprovalPromptRef: %+v", got)
+	if got.State != "denied" || got.DecidedBy != "U1" || got.PromptRef != "matrix/$ev" || got.ToolRef != "slack/T/C/1.2#3.4" || got.ToolDepth != 1 {
+		t.Errorf("after SetApprovalShown: %+v", got)
 	}
-	if err := s.SetApprovalPromptRef(ctx, "nope", "x"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SetApprovalPromptRef(missing) = %v, want ErrNotFound", err)
-	}
-	// The tool line's ref likewise, kept beside the prompt's.
-	if err := s.SetApprovalToolLine(ctx, "p", "slack/T/C/1.2#3.4", 1); err != nil {
-		t.Fatal(err)
-	}
-	got, _, _ = s.GetApproval(ctx, "p")
-	if got.State != "denied" || got.PromptRef != "matrix/$ev" || got.ToolRef != "slack/T/C/1.2#3.4" || got.ToolDepth != 1 {
-		t.Errorf("after SetApprovalToolLine: %+v", got)
-	}
-	if err := s.SetApprovalToolLine(ctx, "nope", "x", 0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("SetApprovalToolLine(missing) = %v, want ErrNotFound", err)
+	if err := s.SetApprovalShown(ctx, "nope", "x", "", 0); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetApprovalShown(missing) = %v, want ErrNotFound", err)
 	}
 }

@@ -33,7 +33,9 @@
 //     mailroom (embedded), which makes them in each thread's order with
 //     direct's, the calls that wait on the homeserver.
 //   - post.go: m.notice posts and m.replace edits through the outbox
-//     editor; render.go: Markdown to HTML; sanitize.go: formatted_body
+//     editor, a run of tool lines in one status event (revive.go: a tool
+//     line's ref names its event and line, so that the next run can end
+//     it, reading the event's latest edit back); render.go: Markdown to HTML; sanitize.go: formatted_body
 //     through an allowlist sanitizer; typing.go: the typing notice as
 //     status; notify.go: a notification.
 //   - prompts.go and promptview.go: approvals as reactions the bot

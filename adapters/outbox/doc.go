@@ -14,7 +14,8 @@
 //     the post is made; a failed post is made by the message's next edit,
 //     so final text lands. Ask and PostFile wait for their turn and the
 //     platform's answer. Close drains (within its context); Drain waits
-//     without closing; Await waits for one post. mailroom_file.go holds
+//     without closing; Await waits for one post; Resolve gives the platform's
+//     ref of a post made, without waiting. mailroom_file.go holds
 //     PostFile, mailroom_posted.go the hook that times a turn's first text
 //     to the post the platform took (OnPosted, Posted).
 //   - editor.go: the Editor, the pacing under the lanes. Per platform

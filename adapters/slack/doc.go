@@ -31,7 +31,7 @@
 //     direct's, the calls that wait on Slack.
 //   - render.go: posts (link previews off on every post) and what is
 //     remembered of them; edits.go: coalesced edits through the outbox
-//     editor; stream.go: Claude's text streamed; tools.go: tool lines, a
+//     editor (a tool line an earlier run posted is taken on by its ts); stream.go: Claude's text streamed; tools.go: tool lines, a
 //     long input or output uploaded; notify.go: a notification.
 //   - prompts.go and promptview.go: approvals and questions as Block Kit,
 //     their clicks.
