@@ -86,6 +86,9 @@
 // what it sends while git runs (pushes/): a record whose lock is free is a
 // push cut off by the bot's death, which CheckCut settles by asking the
 // remote (ls-remote), since only the remote can say whether it happened.
+// A ref lock a killed git left under a clone's refs/remotes/ is removed
+// before the next fetch, never while a git of any bot reaches the remote
+// from that clone (a shared flock in locks/).
 //
 // # Files
 //
@@ -108,5 +111,6 @@
 // follow them, refused with the config check. tmp.go: temporary
 // directories held by their maker, a dead run's removed at start.
 // pushcut.go: a push recorded while it runs, a cut one found (CutPushes)
-// and checked against the remote (CheckCut).
+// and checked against the remote (CheckCut). reflocks.go: ref locks a
+// dead git left in a clone, removed before a fetch.
 package workspace

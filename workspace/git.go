@@ -154,6 +154,13 @@ func (m *Manager) run(ctx context.Context, c gitCall) ([]byte, error) {
 	if err := check("nothing was run; try again"); err != nil {
 		return nil, err
 	}
+	if c.slow && gitDir == c.repo.clone { // not a clone being made: see dropDeadRefLocks
+		release, err := m.holdClone(c.repo)
+		if err != nil {
+			return nil, &Error{Cmd: c.args[0], Err: fmt.Errorf("hold the clone: %w", err)}
+		}
+		defer release()
+	}
 	args := append(slices.Clone(m.base), "--git-dir="+gitDir)
 	if c.workTree != "" {
 		args = append(args, "--work-tree="+c.workTree)

@@ -167,9 +167,9 @@ func (m *Manager) readCut(p string) (PushCut, error) {
 // CheckCut asks the remote where the cut push's branch is (git ls-remote)
 // and compares it with the commit that was being pushed. When the remote
 // has it, the clone's remote-tracking branch is moved there, as the push
-// would have done. A ref lock the killed git left on that branch in the
-// bot's own clone is removed first, so that a retried push does not fail
-// on it.
+// would have done. The ref locks the killed git may have left in the
+// bot's own clone are removed first (dropDeadRefLocks), so that a retried
+// push does not fail on them.
 func (m *Manager) CheckCut(ctx context.Context, c PushCut) CutCheck {
 	r, err := m.open(c.Worktree)
 	if err != nil {
@@ -180,7 +180,7 @@ func (m *Manager) CheckCut(ctx context.Context, c PushCut) CutCheck {
 		return CutCheck{Err: err}
 	}
 	defer unlock()
-	m.dropCutLock(r, c)
+	m.dropDeadRefLocks(r)
 	ref := "refs/heads/" + c.Worktree.Branch
 	out, err := m.run(ctx, gitCall{repo: r, slow: true, env: r.auth, args: []string{"ls-remote", "origin", ref}})
 	if err != nil {
@@ -200,23 +200,6 @@ func (m *Manager) CheckCut(ctx context.Context, c PushCut) CutCheck {
 		m.log.Warn("could not record a cut push found pushed", "branch", c.Worktree.Branch, "err", err)
 	}
 	return CutCheck{State: CutPushed, Remote: remote}
-}
-
-// dropCutLock removes the lock git takes on the remote-tracking branch as
-// a push ends, should the killed git have left it: the record's free lock
-// proves its maker dead, and its git died with it (Manager.runSupervised). A lock
-// made since this manager started is not that git's, and stays.
-func (m *Manager) dropCutLock(r *repoRef, c PushCut) {
-	lock := filepath.Join(r.clone, "refs", "remotes", "origin", filepath.FromSlash(c.Worktree.Branch)+".lock")
-	fi, err := os.Lstat(lock)
-	if err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Before(m.started) {
-		return
-	}
-	if err := os.Remove(lock); err != nil {
-		m.log.Warn("could not remove a ref lock a killed push left", "path", lock, "err", err)
-		return
-	}
-	m.log.Info("removed a ref lock a killed push left", "path", lock)
 }
 
 // ForgetCut removes the record of a cut push once it has been told.

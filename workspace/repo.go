@@ -187,6 +187,7 @@ func (m *Manager) sync(ctx context.Context, r *repoRef) (string, error) {
 		return "", err
 	}
 	if !created {
+		m.dropDeadRefLocks(r)
 		if err := m.fetch(ctx, r, r.clone); err != nil {
 			return "", fmt.Errorf("fetch %s: %w", Redact(r.repo), err)
 		}
