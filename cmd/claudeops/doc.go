@@ -7,6 +7,7 @@
 //	claudeops version    print the bot's version and the detected CLI's compatibility
 //	claudeops healthcheck  exit 0 if the running bot's /healthz answers 200 (the image's HEALTHCHECK)
 //	claudeops backup F   copy the bot's database to the new file F (online: the bot may run)
+//	claudeops restore F  put a copy of the backup F in place of the bot's database (the bot stopped; the old file kept aside)
 //
 // It is the composition root: it reads the configuration, checks it as a
 // whole before anything starts (every problem listed at once), takes the
@@ -29,6 +30,9 @@
 //   - secrets.go: the process re-executes itself without the secrets in
 //     its environment, handing them over in a memfd; every secret has a
 //     <NAME>_FILE twin.
+//   - dbcheck.go: the database checked before the bot opens it (damaged,
+//     or missing or empty where its mark says one was: refused, 78), and
+//     its mark (open while the bot runs, closed at a clean shutdown).
 //   - state.go: the bot's state placed apart from the sessions' work (a
 //     working directory that holds or lies inside it is refused);
 //     ownfiles.go: the bot's own files, which no rule may allow.
@@ -72,6 +76,8 @@
 //     observers.
 //
 // Subcommands: backup.go (`claudeops backup`, SQLite's online backup),
+// restore.go (`claudeops restore`, a checked backup put in place, the old
+// file kept aside),
 // healthcheck.go (`claudeops healthcheck`, the image's HEALTHCHECK).
 // exit.go: the exit codes; force.go: the shutdown signals, the first for
 // the graceful shutdown, a second within seconds for the forced exit

@@ -53,6 +53,8 @@ func run(args []string, environ []string, stdin io.Reader, stdout, stderr io.Wri
 		return startBot(ctx, cfg, err, cmd == "console", log, sig, stdin, stdout, stderr)
 	case "backup":
 		return backupDB(ctx, cfg, args[1:], stdout, stderr)
+	case "restore":
+		return restoreDB(ctx, cfg, args[1:], stdout, stderr)
 	case "help", "--help", "-h":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -68,6 +70,7 @@ const usage = `usage:
   claudeops version    print the bot's version and the Claude Code CLI's compatibility
   claudeops healthcheck  exit 0 if the running bot's /healthz (at CLAUDEOPS_HTTP_ADDR) answers 200, else 1
   claudeops backup F   copy the bot's database to the new file F (online: the bot may run)
+  claudeops restore F  put a copy of the backup F in place of the bot's database (the bot stopped; the old file kept aside)
 `
 
 func printVersion(ctx context.Context, cfg config, w io.Writer) int {

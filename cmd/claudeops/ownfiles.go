@@ -3,6 +3,8 @@ package main
 import (
 	"path/filepath"
 	"slices"
+
+	"github.com/claudeops/claudeops/store"
 )
 
 // ownFiles are the bot's own files (its database, the files the platforms
@@ -31,7 +33,7 @@ func ownFiles(cfg config) []string {
 	for _, f := range files {
 		out = append(out, absPath(f))
 	}
-	out = append(out, logPath(cfg))
+	out = append(out, absPath(store.MarkPath(cfg.DB)), logPath(cfg))
 	out = append(out, cfg.mcp.Files()...) // the operator's MCP servers' secrets
 	for _, p := range out {
 		if r, err := realPath(p); err == nil && r != p && !slices.Contains(out, r) {

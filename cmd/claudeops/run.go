@@ -50,15 +50,17 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	// migration either), and released once runBot has closed the store.
 	// Beside the database's real path: two bots reaching one file by
 	// different links share one lock.
-	db, err := realPath(cfg.DB)
-	if err != nil {
-		db = absPath(cfg.DB)
-	}
+	db := dbFile(cfg)
 	lock, err := store.TakeLock(db, time.Now())
 	if err != nil {
 		return reportConfig(stderr, lockProblem(cfg, err))
 	}
 	defer releaseLock(lock, log) // this log: the log file is closed first
+	// Before anything opens it: a damaged or vanished database is refused,
+	// not opened (nor migrated, nor made anew).
+	if code := examineDB(ctx, db, log, stderr); code != exitOK {
+		return code
+	}
 	// Not inside the conversation: a file when the console shares one
 	// terminal with stderr (logging.go).
 	log, logFile, err := consoleLogger(cfg, consoleOnly, log, stdout, stderr)
@@ -116,6 +118,7 @@ func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger,
 type app struct {
 	log *slog.Logger
 	st  *store.Store
+	db  string // the database's real path: its mark (dbcheck.go)
 	b   *bot.Bot
 	sch *scheduler.Scheduler
 	// adapters are the running platforms' (platform.go), in the order of
@@ -143,7 +146,8 @@ func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logge
 		log.Error("open database", "path", cfg.DB, "err", err)
 		return nil, exitFailure
 	}
-	a.st = st
+	a.st, a.db = st, dbFile(cfg)
+	markOpen(a.db, log)
 	// Room for the records of what threads are shown, should the disk
 	// fill up (store.FreeReserve, bot/records.go).
 	if err := st.KeepReserve(); err != nil {
@@ -387,6 +391,9 @@ func (a *app) closeStore() {
 	if err := a.st.Close(); err != nil {
 		a.log.Error("close database", "err", err)
 		return
+	}
+	if err := store.MarkClosed(a.db, time.Now()); err != nil {
+		a.log.Warn("cannot mark the database closed: the next start checks it in full", "err", err)
 	}
 	a.log.Info("shutdown: closed store")
 }
