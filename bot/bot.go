@@ -46,6 +46,7 @@ type Bot struct {
 	// Slack mention comes as two events (message and app_mention), and the
 	// refusal is told and audited once.
 	refused *outbox.Registry[string, struct{}]
+	storage *storageWatch // storage.go
 	// first times turns' first texts to when the platform has them.
 	first *firstTexts
 	// commands is the command table (commands.go), one for all threads.
@@ -74,6 +75,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		commands: commandTable(cfg.Extensions),
 		live:     newLiveSet(),
 	}
+	b.storage = newStorageWatch(b.cfg.Faults, b.now)
 	b.runCtx, b.cancel = context.WithCancel(context.Background())
 	// Each session's process is recorded while it runs, for Recover.
 	inner := cfg.Runner
@@ -246,6 +248,7 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 		if ev.Message != nil && !ev.Message.Mentioned {
 			_, known, err := b.store.GetThread(ctx, string(ev.Thread.Key()))
 			if err != nil {
+				b.storage.refused(ctx, b.threadDeps(ev.Thread), "look up a thread", err)
 				return fmt.Errorf("look up thread %s: %w", ev.Thread.Key(), err)
 			}
 			// A thread with a worker is one a mention has just started,
@@ -264,8 +267,10 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 			UserID: ev.User.ID, Text: text, ReceivedAt: b.now(),
 		})
 		if err != nil {
+			b.storage.refused(ctx, b.threadDeps(ev.Thread), "record a message", err)
 			return fmt.Errorf("record message %s: %w", ev.ID(), err)
 		}
+		b.storage.worked()
 		if !fresh {
 			log.Debug("duplicate delivery ignored", "message", ev.ID())
 			return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/store"
 )
 
 // Config is the bot's configuration. The settings an operator gives carry
@@ -54,6 +55,11 @@ type Config struct {
 	// default: nobody.
 	Observer Observer `env:"-"`
 
+	// Faults is told of the storage failing and working again (logged
+	// once per cause); cmd shares it with readiness. Default: one of the
+	// bot's own, on Logger.
+	Faults *store.Faults `env:"-"`
+
 	// Extensions are the features threads host (package thread), in the
 	// order their hooks run: cmd lists limits, workspaces, schedules.
 	Extensions []thread.Extension `env:"-"`
@@ -89,6 +95,9 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Faults == nil {
+		c.Faults = &store.Faults{Log: c.Logger, Now: c.Now}
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -31,6 +31,8 @@ type deps struct {
 	slots *slots
 	cfg   *Config
 	first *firstTexts // times the first text of turns (firsttext.go)
+	// storage tells the log and the thread of the storage failing (storage.go).
+	storage *storageWatch
 
 	// ticker starts the view's refresh: a time.Ticker but in tests.
 	ticker tickerFunc
@@ -42,6 +44,7 @@ func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	return deps{
 		ref: ref, key: ref.Key(), ad: b.adapter(ref.Platform), log: withTurn(b.log.With("thread", ref.Key()), tag),
 		tag: tag, now: b.now, ticker: b.ticker, store: b.store, reg: b.reg, slots: b.slots, cfg: &b.cfg, first: b.first,
+		storage: b.storage,
 	}
 }
 
@@ -50,7 +53,7 @@ func (d deps) isAdmin(user string) bool { return matchUser(d.cfg.Admins, user) }
 // audit records what user did (or was refused) in the thread.
 func (d deps) audit(ctx context.Context, user, action, target, detail string, allowed bool) {
 	err := d.store.Audit(ctx, store.AuditEntry{At: d.now(), ThreadKey: string(d.key), UserID: user, Action: action, Target: target, Detail: detail, Allowed: allowed})
-	if err != nil {
+	if err != nil && !d.storageFault("write an audit entry", err) {
 		d.log.Error("write audit entry", "action", action, "err", err)
 	}
 }

@@ -102,6 +102,10 @@
 //     acked) before a worker sees it; it is settled when a turn takes it
 //     up, when it was a command or a click, or when its thread was told why
 //     not (settle.go). Recover tells the threads of the unsettled ones.
+//   - A message refused because the storage fails (store.FaultCause:
+//     damaged, read-only, full, I/O) is said once per cause in the log
+//     (Config.Faults), and once per outage to each thread it refuses
+//     (storage.go); a write taken after it logs that storage works again.
 //   - A turn is bounded, when cmd gives the bot the limits extension
 //     (bot/limits): by CLAUDEOPS_TURN_TIMEOUT of its own time (the clock
 //     stops while a prompt waits for a person, whose wait the approval
@@ -122,7 +126,8 @@
 //     its idling out.
 //   - deps.go: deps, what a part is handed instead of the Bot (the view's
 //     ticker among it), and how a part says things (reply, notice, tell,
-//     audit).
+//     audit); storage.go: the storage failing, told once (the log, each
+//     thread).
 //   - hooks.go: the extensions' parts attached to a worker, and their hooks
 //     called in package thread's order.
 //   - face.go, host.go: the thread.Thread a part sees, and the thread.Host

@@ -30,7 +30,7 @@ func (d deps) settle(ctx context.Context, k msgKey) {
 	if k.id == "" {
 		return // the scheduler's own prompt: nobody to tell
 	}
-	if err := d.store.SettleMessage(ctx, k.platform, k.id); err != nil {
+	if err := d.store.SettleMessage(ctx, k.platform, k.id); err != nil && !d.storageFault("settle a message", err) {
 		d.log.Warn("settle message", "message", k.id, "err", err)
 	}
 }

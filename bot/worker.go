@@ -244,8 +244,10 @@ func (w *worker) onEvent(ctx context.Context, ev adapters.Event) {
 		}
 	}()
 	if err := w.loadThread(ctx, ev.User); err != nil {
-		w.log.Error("load thread", "err", err)
-		w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
+		if !w.storage.refused(ctx, w.deps, "read a thread", err) {
+			w.log.Error("load thread", "err", err)
+			w.notice(ctx, "Something went wrong reading this thread's state; try again.", true)
+		}
 		return
 	}
 	if w.refuseUnverified(ctx, ev) {
@@ -284,8 +286,12 @@ func (w *worker) loadThread(ctx context.Context, starter adapters.User) error {
 func (w *worker) saveThread(ctx context.Context) {
 	w.thread.LastActivity = w.now()
 	if err := w.store.SaveThread(ctx, w.thread); err != nil {
-		w.log.Error("save thread", "err", err)
+		if !w.storageFault("save a thread", err) {
+			w.log.Error("save thread", "err", err)
+		}
+		return
 	}
+	w.storage.worked()
 }
 
 func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {

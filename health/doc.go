@@ -6,7 +6,9 @@
 //     It checks nothing else: a liveness probe must not restart a bot
 //     whose platform is down.
 //   - GET /readyz (readiness): 200 with "ready": true when every adapter
-//     is connected, the database takes a write and the claude CLI is found
+//     is connected, the database takes a write and its pages are sound
+//     (SQLite's quick_check, Config.Integrity: every 10 minutes, at once
+//     after a storage fault, RecheckIntegrity), and the claude CLI is found
 //     and not incompatible; else 503 with every reason in "reasons". It
 //     also shows the live and queued sessions, and the runner sessions run
 //     in and why it was chosen (Config.Runner), which decides nothing.

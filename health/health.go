@@ -20,6 +20,10 @@ const (
 	dbProbeFresh  = 2 * time.Second  // a write probe's result serves this long
 	cliRecheck    = time.Minute      // the CLI is checked again at most this often
 	cliCheckLimit = 30 * time.Second // one CLI check (the docker runner starts a container)
+	// The database's integrity: a quick_check reads every page, so its
+	// result serves this long unless a storage fault asks again.
+	integrityEvery = 10 * time.Minute
+	integrityLimit = time.Minute
 )
 
 // Conn is an adapter that reports its link (adapters.ConnReporter): not
@@ -48,6 +52,12 @@ type Config struct {
 	Adapters []Conn
 	Sessions Sessions
 	DB       WriteProber
+	// Integrity checks the database file's pages (store's quick_check): a
+	// nil error when sound. It reads the whole file, so it runs at most
+	// every IntegrityEvery (10 minutes when 0), or at once after
+	// RecheckIntegrity; nil checks nothing.
+	Integrity      func(context.Context) error
+	IntegrityEvery time.Duration
 	// CheckCLI checks the CLI sessions run, as claudeproc.CheckVersion
 	// does: the error (wrapping claudeproc.ErrNotFound or
 	// ErrIncompatible) says sessions cannot run it.
@@ -87,6 +97,7 @@ type Health struct {
 	started  time.Time
 	redactor *strings.Replacer
 	db       *probe[error]
+	intact   *probe[error] // nil without Config.Integrity
 	cli      *probe[cliResult]
 	stopping atomic.Bool
 	cancel   context.CancelFunc // ends the checks in flight
@@ -108,11 +119,32 @@ func New(c Config) *Health {
 		info, err := c.CheckCLI(ctx)
 		return cliResult{info: info, err: err}
 	}
-	return &Health{
+	h := &Health{
 		cfg: c, started: c.Now(), redactor: strings.NewReplacer(pairs...), cancel: cancel,
 		db: &probe[error]{check: c.DB.ProbeWrite, fresh: dbProbeFresh, limit: dbProbeLimit, now: c.Now, base: base},
 		cli: &probe[cliResult]{check: checkCLI, fresh: cmp.Or(c.CLIRecheck, cliRecheck),
 			limit: cmp.Or(c.CLICheckLimit, cliCheckLimit), now: c.Now, base: base},
+	}
+	if c.Integrity != nil {
+		h.intact = &probe[error]{check: c.Integrity, fresh: cmp.Or(c.IntegrityEvery, integrityEvery),
+			limit: integrityLimit, now: c.Now, base: base}
+	}
+	return h
+}
+
+// SeedIntegrity takes the start's check of the database as the first
+// result (no second full read at the first probe).
+func (h *Health) SeedIntegrity(err error) {
+	if h != nil && h.intact != nil {
+		h.intact.seed(err, h.started)
+	}
+}
+
+// RecheckIntegrity makes the next /readyz check the database's pages
+// again: a storage fault was met (store.Faults.OnFault).
+func (h *Health) RecheckIntegrity() {
+	if h != nil && h.intact != nil {
+		h.intact.expire()
 	}
 }
 

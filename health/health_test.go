@@ -17,6 +17,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/dbdamage"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -402,3 +403,45 @@ func (f failingProber) ProbeWrite(context.Context) error { return errorString(f.
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestReadyzIntegrity: the database's pages, checked by SQLite's own
+// quick_check on a real file: sound is ready; damaged under a running
+// bot, the cached result serves until a storage fault asks again
+// (RecheckIntegrity), then /readyz is 503 naming the damage and the way to
+// restore.
+func TestReadyzIntegrity(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	dbdamage.Filled(t, path)
+	var checks atomic.Int32
+	h := New(Config{Version: "v-test", Adapters: []Conn{connected("console")}, Sessions: stubSessions{}, DB: openStore(t),
+		CheckCLI: cliAt(fakeCLI(t, claudeproc.TestedVersion.String())), Secrets: []string{path},
+		Integrity: func(ctx context.Context) error {
+			checks.Add(1)
+			return store.CheckFile(ctx, path, false)
+		}})
+	srv := serve(t, h)
+	read := func() (int, readyDoc) {
+		code, body := get(t, srv, "/readyz")
+		var d readyDoc
+		if err := json.Unmarshal(body, &d); err != nil {
+			t.Fatal(err)
+		}
+		return code, d
+	}
+	if code, _ := read(); code != http.StatusOK || checks.Load() != 1 {
+		t.Fatalf("sound: %d after %d checks", code, checks.Load())
+	}
+	dbdamage.Interior(t, path, "rows")
+	if code, _ := read(); code != http.StatusOK || checks.Load() != 1 {
+		t.Errorf("the result serves its time: %d after %d checks", code, checks.Load())
+	}
+	h.RecheckIntegrity()
+	code, d := read()
+	if code != http.StatusServiceUnavailable || len(d.Reasons) != 1 || !strings.HasPrefix(d.Reasons[0], "database damaged: ") ||
+		!strings.Contains(d.Reasons[0], "quick_check says") || !strings.Contains(d.Reasons[0], "claudeops restore") {
+		t.Errorf("damaged: %d %q", code, d.Reasons)
+	}
+	if strings.Contains(d.Reasons[0], path) {
+		t.Errorf("the reason shows a path: %q", d.Reasons[0])
+	}
+}

@@ -21,6 +21,7 @@ type probe[T any] struct {
 	mu      sync.Mutex
 	last    T
 	at      time.Time     // when last was taken; zero: no result yet
+	stale   bool          // last is not to be reused: run again (expire)
 	running chan struct{} // closed when the run in flight ends; nil: none
 }
 
@@ -36,7 +37,7 @@ func (p *probe[T]) seed(r T, at time.Time) {
 // latest result, older (zero at: none), and !ok; the run goes on.
 func (p *probe[T]) get(ctx context.Context) (r T, at time.Time, ok bool) {
 	p.mu.Lock()
-	if !p.at.IsZero() && p.now().Sub(p.at) < p.fresh {
+	if !p.at.IsZero() && !p.stale && p.now().Sub(p.at) < p.fresh {
 		defer p.mu.Unlock()
 		return p.last, p.at, true
 	}
@@ -57,12 +58,20 @@ func (p *probe[T]) get(ctx context.Context) (r T, at time.Time, ok bool) {
 	return p.last, p.at, ok
 }
 
+// expire makes the next get run the check again, whatever the latest
+// result's age; until that run ends, the latest result still serves.
+func (p *probe[T]) expire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stale = true
+}
+
 func (p *probe[T]) run(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(p.base, p.limit)
 	defer cancel()
 	r := p.check(ctx)
 	p.mu.Lock()
-	p.last, p.at, p.running = r, p.now(), nil
+	p.last, p.at, p.running, p.stale = r, p.now(), nil, false
 	p.mu.Unlock()
 	close(done)
 }

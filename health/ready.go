@@ -38,6 +38,10 @@ type dbReport struct {
 	Writable  bool      `json:"writable"`
 	CheckedAt time.Time `json:"checked_at,omitzero"`
 	Error     string    `json:"error,omitempty"`
+	// Integrity is the latest check of the file's pages: "ok", or what it
+	// found; IntegrityCheckedAt when it ran.
+	Integrity          string    `json:"integrity,omitempty"`
+	IntegrityCheckedAt time.Time `json:"integrity_checked_at,omitzero"`
 }
 
 type cliReport struct {
@@ -76,7 +80,11 @@ func (h *Health) ready(ctx context.Context) readyReport {
 		cli           cliReport
 		dbWhy, cliWhy string
 	)
-	wg.Go(func() { db, dbWhy = h.checkDB(ctx) })
+	var intactWhy string
+	wg.Go(func() {
+		db, dbWhy = h.checkDB(ctx)
+		intactWhy = h.checkIntegrity(ctx, &db)
+	})
 	wg.Go(func() { cli, cliWhy = h.checkCLI(ctx) })
 	if h.stopping.Load() {
 		rep.Reasons = append(rep.Reasons, "shutting down")
@@ -91,7 +99,7 @@ func (h *Health) ready(ctx context.Context) readyReport {
 	rep.Sessions = sessionsReport{Live: h.cfg.Sessions.LiveSessions(), Queued: h.cfg.Sessions.QueuedSessions()}
 	wg.Wait()
 	rep.Database, rep.CLI = db, cli
-	for _, why := range []string{dbWhy, cliWhy} {
+	for _, why := range []string{dbWhy, intactWhy, cliWhy} {
 		if why != "" {
 			rep.Reasons = append(rep.Reasons, why)
 		}
@@ -132,6 +140,26 @@ func (h *Health) checkDB(ctx context.Context) (dbReport, string) {
 		return rep, ""
 	}
 	return rep, "database not writable: " + rep.Error
+}
+
+// checkIntegrity adds the latest check of the database's pages to rep,
+// and says why it stands in the way ("" when sound). A check that runs
+// past ctx leaves the previous result.
+func (h *Health) checkIntegrity(ctx context.Context, rep *dbReport) string {
+	if h.intact == nil {
+		return ""
+	}
+	err, at, _ := h.intact.get(ctx)
+	if at.IsZero() {
+		return ""
+	}
+	rep.IntegrityCheckedAt = at.UTC()
+	if err == nil {
+		rep.Integrity = "ok"
+		return ""
+	}
+	rep.Integrity = h.redact(err.Error())
+	return "database damaged: " + rep.Integrity + " (restore from a backup: claudeops restore)"
 }
 
 // checkCLI reports the CLI's latest check (again at most once a minute;

@@ -36,7 +36,8 @@ func dbEnv(t *testing.T, state string) []string {
 }
 
 // withRows gives the database at db rows enough that received_messages
-// spans pages (a real interior page to damage), as a bot's long life does.
+// spans pages (a real interior page to damage), as a bot's long life does:
+// settled, so that a start leaves them alone.
 func withRows(t *testing.T, db string) {
 	t.Helper()
 	st, err := store.Open(t.Context(), db)
@@ -46,6 +47,9 @@ func withRows(t *testing.T, db string) {
 	for i := range 300 {
 		if _, err := st.RecordMessage(t.Context(), store.ReceivedMessage{Platform: "console", Key: fmt.Sprint("old-", i),
 			ThreadKey: "console:old", Text: strings.Repeat("pineapple ", 20), ReceivedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SettleMessage(t.Context(), "console", fmt.Sprint("old-", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,14 +23,18 @@ func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health.Health {
 		Adapters: conns,
 		Sessions: a.b,
 		DB:       a.st,
-		CheckCLI: cliChecker(cfg, runner),
-		Secrets:  healthSecrets(cfg),
-		Runner:   health.Runner{Name: cfg.Runner.Kind, Why: cfg.Runner.why},
+		// The start examined the file (dbcheck.go): sound, so far.
+		Integrity: a.st.CheckIntegrity,
+		CheckCLI:  cliChecker(cfg, runner),
+		Secrets:   healthSecrets(cfg),
+		Runner:    health.Runner{Name: cfg.Runner.Kind, Why: cfg.Runner.why},
 	}
 	if r, ok := cfg.Runner.inUse().(cliRechecker); ok {
 		hc.CLIRecheck, hc.CLICheckLimit = r.CLIRecheck()
 	}
-	return health.New(hc)
+	h := health.New(hc)
+	h.SeedIntegrity(nil)
+	return h
 }
 
 // cliRechecker is a runner whose CLI check is costly (kubernetes: a Pod):

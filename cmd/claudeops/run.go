@@ -171,6 +171,9 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 	}
 	bcfg := botConfig(cfg, runner, log)
 	bcfg.Observer = a.observe()
+	// A storage fault logged once per cause; each new one has /readyz
+	// check the database's pages again.
+	bcfg.Faults = &store.Faults{Log: log, OnFault: func(store.Fault) { a.health.RecheckIntegrity() }}
 	ext, err := newExtensions(cfg, a.st, log)
 	if err != nil {
 		log.Error("set up the workspaces", "err", err)

@@ -51,12 +51,15 @@ func Interior(t testing.TB, db, table string) int {
 		t.Fatalf("table %s's root page %d is of type %#x, not interior: give it more rows", table, root, head[0])
 	}
 	cells := int(binary.BigEndian.Uint16(head[3:5]))
-	// The cell pointers point past the page's end: every child is lost.
-	junk := make([]byte, 2*cells)
+	// The right-most child pointer (bytes 8-11, which an append follows)
+	// and the cell pointers (after them) point past the file's end and
+	// the page's: every child is lost.
+	junk := make([]byte, 4+2*cells)
 	for i := range junk {
 		junk[i] = 0xff
 	}
-	if _, err := f.WriteAt(junk, off+12); err != nil {
+	junk[0] = 0x7f // a page number is a positive 32-bit integer
+	if _, err := f.WriteAt(junk, off+8); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Sync(); err != nil {
@@ -83,4 +86,22 @@ func QuickCheck(t testing.TB, db string) string {
 		return fmt.Sprintf("error: %v", err)
 	}
 	return res
+}
+
+// Filled makes a new SQLite file at path holding table "rows" with rows
+// enough to span pages (its root an interior page), for a test that needs
+// a sound file to damage, without the bot's schema.
+func Filled(t testing.TB, path string) {
+	t.Helper()
+	conn, err := sql.Open("sqlite3", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = conn.Exec(`CREATE TABLE rows (id INTEGER PRIMARY KEY, text TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+INSERT INTO rows (text) SELECT printf('%.200c', 'x') || i FROM n;`)
+	if err != nil {
+		t.Fatal(err)
+	}
 }
