@@ -129,7 +129,9 @@ func TestDiskFullThenWorksAgain(t *testing.T) {
 	testkit.WaitForf(t, 30*time.Second, func() bool {
 		b.say("status")
 		return countOut(b, "cannot record messages now") > 0
-	}, func() string { return "no message was refused on the full disk; log:\n" + strings.Join(b.logLines(), "\n") })
+	}, func() string {
+		return "no message was refused on the full disk; log:\n" + strings.Join(b.logLines(), "\n")
+	})
 	b.expect(toldStorage + `the disk is full`)
 	o.waitReady("not ready", func(d readyDoc) bool { return !*d.Ready })
 	if err := os.Remove(filler); err != nil {
