@@ -88,6 +88,17 @@ func get(t *testing.T, srv *httptest.Server, path string) (int, []byte) {
 	return resp.StatusCode, body
 }
 
+// readyz asks srv for /readyz and decodes its body.
+func readyz(t *testing.T, srv *httptest.Server) (int, readyDoc) {
+	t.Helper()
+	code, body := get(t, srv, "/readyz")
+	var d readyDoc
+	if err := json.Unmarshal(body, &d); err != nil {
+		t.Fatal(err)
+	}
+	return code, d
+}
+
 func serve(t *testing.T, h *Health) *httptest.Server {
 	mux := http.NewServeMux()
 	h.Register(mux)
@@ -311,14 +322,7 @@ func TestReadyzRechecksCLI(t *testing.T) {
 	}
 	h.SeedCLI(info)
 	srv := serve(t, h)
-	status := func() (int, readyDoc) {
-		code, body := get(t, srv, "/readyz")
-		var d readyDoc
-		if err := json.Unmarshal(body, &d); err != nil {
-			t.Fatal(err)
-		}
-		return code, d
-	}
+	status := func() (int, readyDoc) { return readyz(t, srv) }
 	if code, d := status(); code != http.StatusOK || d.CLI.Path != bin || checks.Load() != 0 {
 		t.Fatalf("seeded: %d %+v, %d checks", code, d.CLI, checks.Load())
 	}
@@ -420,14 +424,7 @@ func TestReadyzIntegrity(t *testing.T) {
 			return store.CheckFile(ctx, path, false)
 		}})
 	srv := serve(t, h)
-	read := func() (int, readyDoc) {
-		code, body := get(t, srv, "/readyz")
-		var d readyDoc
-		if err := json.Unmarshal(body, &d); err != nil {
-			t.Fatal(err)
-		}
-		return code, d
-	}
+	read := func() (int, readyDoc) { return readyz(t, srv) }
 	if code, _ := read(); code != http.StatusOK || checks.Load() != 1 {
 		t.Fatalf("sound: %d after %d checks", code, checks.Load())
 	}

@@ -50,8 +50,8 @@ func Backup(ctx context.Context, src, dest string) error {
 	if err := copyDB(ctx, srcAbs, tmp); err != nil {
 		return err
 	}
-	if err := checkIntegrity(ctx, tmp); err != nil {
-		return err
+	if err := CheckFile(ctx, tmp, true); err != nil {
+		return fmt.Errorf("check the backup: %w", err)
 	}
 	// Link, not rename: it fails, rather than replaces, should dest have
 	// appeared meanwhile.
@@ -109,23 +109,6 @@ func copyDB(ctx context.Context, src, dest string) error {
 	// needs none (and a read-only open of it would want a -shm file).
 	if _, err := tc.ExecContext(ctx, "PRAGMA journal_mode = DELETE"); err != nil {
 		return fmt.Errorf("finish the backup: %w", err)
-	}
-	return nil
-}
-
-// checkIntegrity runs SQLite's integrity_check on the file at path.
-func checkIntegrity(ctx context.Context, path string) error {
-	db, err := sql.Open("sqlite3", uri(path, "mode=ro"))
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var res string
-	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
-		return fmt.Errorf("check the backup: %w", err)
-	}
-	if res != "ok" {
-		return fmt.Errorf("check the backup: integrity_check says %q", res)
 	}
 	return nil
 }

@@ -51,8 +51,8 @@ func Restore(ctx context.Context, from, db string, now time.Time) (Restored, err
 	if err := copyDB(ctx, fromAbs, tmp); err != nil {
 		return Restored{}, err
 	}
-	if err := checkIntegrity(ctx, tmp); err != nil {
-		return Restored{}, err
+	if err := CheckFile(ctx, tmp, true); err != nil {
+		return Restored{}, fmt.Errorf("check the copy: %w", err)
 	}
 	r := Restored{From: fromAbs, DB: db}
 	stamp := now.UTC().Format("20060102T150405Z")
