@@ -109,4 +109,3 @@ func Free(t testing.TB, dir string) int64 {
 	}
 	return int64(st.Bavail) * st.Bsize
 }
-
