@@ -33,7 +33,9 @@ type Adapter interface {
 	//     are never delivered.
 	//   - An event is acknowledged to the platform only after deliver
 	//     returns nil; when deliver fails the platform may deliver it
-	//     again, with the same Incoming.ID (the bot dedupes on it).
+	//     again, with the same Incoming.ID (the bot dedupes on it). A
+	//     failure is logged at DeliverLevel: not once per event when
+	//     its cause was logged once (ErrLoggedOnce).
 	//   - A message carries Mentioned when it addressed the bot (a mention,
 	//     a DM, a slash command); the bot decides what unaddressed ones mean.
 	//   - A click is delivered with the prompt id and choice as clicked,

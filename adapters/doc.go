@@ -21,5 +21,8 @@
 //   - conn.go: ConnReporter, the adapter's link as its own connection loop
 //     reports it, kept by a ConnTracker.
 //   - observe.go: APIObserver, told of each platform request.
+//   - deliver.go: ErrLoggedOnce, a failed deliver whose cause the bot has
+//     logged once for many events (the storage failing), which adapters
+//     log at debug (DeliverLevel).
 //   - text.go: Visible, for untrusted text.
 package adapters

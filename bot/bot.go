@@ -248,7 +248,10 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 		if ev.Message != nil && !ev.Message.Mentioned {
 			_, known, err := b.store.GetThread(ctx, string(ev.Thread.Key()))
 			if err != nil {
-				b.storage.refused(ctx, b.threadDeps(ev.Thread), "look up a thread", err)
+				// Not told: the message may not be the bot's at all.
+				if _, fault := b.cfg.Faults.Failed("look up a thread", err); fault {
+					return fmt.Errorf("look up thread %s: %w (%w)", ev.Thread.Key(), err, adapters.ErrLoggedOnce)
+				}
 				return fmt.Errorf("look up thread %s: %w", ev.Thread.Key(), err)
 			}
 			// A thread with a worker is one a mention has just started,
@@ -267,7 +270,9 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 			UserID: ev.User.ID, Text: text, ReceivedAt: b.now(),
 		})
 		if err != nil {
-			b.storage.refused(ctx, b.threadDeps(ev.Thread), "record a message", err)
+			if b.storage.refused(ctx, b.threadDeps(ev.Thread), "record a message", err) {
+				return fmt.Errorf("record message %s: %w (%w)", ev.ID(), err, adapters.ErrLoggedOnce)
+			}
 			return fmt.Errorf("record message %s: %w", ev.ID(), err)
 		}
 		b.storage.worked()

@@ -204,7 +204,7 @@ func (a *Adapter) handleLine(ctx context.Context, line string, deliver func(cont
 	}
 	a.remember(a.current, adapters.Said{ID: ev.Message.ID, User: user, Text: text})
 	a.mu.Unlock()
-	if err := deliver(ctx, ev); err != nil {
+	if err := deliver(ctx, ev); err != nil && !errors.Is(err, adapters.ErrLoggedOnce) { // the bot told the thread
 		a.mu.Lock()
 		a.printf(ev.Thread.Thread, "* not delivered: %v", err)
 		_ = a.flush()

@@ -389,7 +389,7 @@ func (a *Adapter) deliverEvent(ctx context.Context, evID id.EventID, ev adapters
 	}
 	if err := deliver(ctx, ev); err != nil {
 		a.cur.failed()
-		a.log.Warn("matrix: event not recorded; it will be synced again", "event", evID, "err", err)
+		a.log.Log(ctx, adapters.DeliverLevel(err), "matrix: event not recorded; it will be synced again", "event", evID, "err", err)
 	}
 }
 

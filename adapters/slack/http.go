@@ -15,6 +15,8 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
+
+	"github.com/claudeops/claudeops/adapters"
 )
 
 // Defaults of the HTTP mode limits (Config.HTTPHeaderTimeout, ...). Slack
@@ -171,7 +173,7 @@ func (a *Adapter) dispatchHTTP(w http.ResponseWriter, r *http.Request, body []by
 		if errors.Is(err, context.Canceled) {
 			return false
 		}
-		a.log.Warn("slack: event not recorded; asking for redelivery", "err", err)
+		a.log.Log(ctx, adapters.DeliverLevel(err), "slack: event not recorded; asking for redelivery", "err", err)
 		http.Error(w, "not recorded", http.StatusInternalServerError)
 		return false
 	}

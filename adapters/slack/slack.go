@@ -303,7 +303,7 @@ func (a *Adapter) onSocketEvent(ctx context.Context, sm *socketmode.Client, evt 
 		}
 		if err := a.onEventsAPI(ctx, ev); err != nil {
 			// Not acked: Slack delivers it again.
-			a.log.Warn("slack: event not recorded; leaving it for redelivery", "err", err)
+			a.log.Log(ctx, adapters.DeliverLevel(err), "slack: event not recorded; leaving it for redelivery", "err", err)
 			return
 		}
 		_ = sm.Ack(*evt.Request)

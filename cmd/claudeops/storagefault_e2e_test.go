@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/internal/dbdamage"
+	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/smallfs"
 	"github.com/claudeops/claudeops/internal/testkit"
 )
@@ -113,6 +114,9 @@ func TestReadOnlyWhileRunning(t *testing.T) {
 	if n := countOut(b, "cannot record messages now"); n != 2 {
 		t.Errorf("told %d times in two threads, want once each", n)
 	}
+	if n := countOut(b, "not delivered"); n != 0 {
+		t.Errorf("the console showed the error %d times beside the notice", n)
+	}
 	b.endInput(60 * time.Second) //nolint:errcheck // its exit is not what is tested
 }
 
@@ -152,5 +156,57 @@ func TestDiskFullThenWorksAgain(t *testing.T) {
 	}
 	if err := b.endInput(60 * time.Second); err != nil {
 		t.Errorf("bot exit after storage came back: %v", err)
+	}
+}
+
+// TestReadOnlyWhileRunningSlack: on a fake Slack, the state directory's
+// file system turns read-only; mentions in two threads (Slack delivering
+// each again while it is not acked) are refused: each thread is told
+// plainly once, the log warns once with the error and has no warning per
+// event (before: a WARN "event not recorded" for every delivery).
+func TestReadOnlyWhileRunningSlack(t *testing.T) {
+	dir := smallfs.Mount(t, 32<<20)
+	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
+	env := append(dbEnv(t, filepath.Join(dir, "state")),
+		"SLACK_API_URL="+fs.URL+"/api/", "SLACK_BOT_TOKEN="+fs.Opts.BotToken, "SLACK_APP_TOKEN="+fs.Opts.AppToken,
+		"CLAUDEOPS_ALLOWED_USERS=U0ALICE001")
+	const general, alice, mention = "C0GENERAL1", "U0ALICE001", "<@U0FAKEBOT1> "
+	b := startSlackBot(t, env)
+	if !fs.WaitConnections(1, 90*time.Second) {
+		t.Fatalf("the bot did not connect; its log:\n%s", b.stderr.String())
+	}
+	told := func(thread, what string) int {
+		n := 0
+		for _, m := range fs.Thread(general, thread) {
+			if m.BotID != "" && strings.Contains(m.VisibleText(), what) {
+				n++
+			}
+		}
+		return n
+	}
+	root := fs.Post(alice, general, mention+"status")
+	if !fs.WaitFor(90*time.Second, func() bool { return told(root, "State: ") > 0 }) {
+		t.Fatalf("no status; log:\n%s", b.stderr.String())
+	}
+	smallfs.ReadOnly(t, dir)
+	fs.Reply(alice, general, root, mention+"status")
+	other := fs.Post(alice, general, mention+"status")
+	for _, th := range []string{root, other} {
+		if !fs.WaitFor(90*time.Second, func() bool { return told(th, "cannot record messages now") > 0 }) {
+			t.Fatalf("thread %s not told; log:\n%s", th, b.stderr.String())
+		}
+	}
+	time.Sleep(3 * time.Second) // redeliveries, if Slack makes them
+	log := b.stderr.String()
+	if n := strings.Count(log, `level=WARN msg="storage fails: the file system is read-only`); n != 1 {
+		t.Errorf("the cause logged %d times, want once; log:\n%s", n, log)
+	}
+	if n := strings.Count(log, `level=WARN msg="slack: event not recorded`); n != 0 {
+		t.Errorf("a warning per event (%d); log:\n%s", n, log)
+	}
+	for _, th := range []string{root, other} {
+		if n := told(th, "cannot record messages now"); n != 1 {
+			t.Errorf("thread %s told %d times, want once", th, n)
+		}
 	}
 }
