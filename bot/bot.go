@@ -51,7 +51,7 @@ type Bot struct {
 	first *firstTexts
 	// commands is the command table (commands.go), one for all threads.
 	commands []row
-	// live are the sessions' processes not seen ending yet (kill.go).
+	// live are the sessions' processes not seen ending yet (live.go), for Kill.
 	live *liveSet
 }
 

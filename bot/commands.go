@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
@@ -101,6 +102,76 @@ func cutWord(text, word string) (string, bool) {
 	return strings.TrimSpace(rest), true
 }
 
+// A one-word message that is a slip of the finger away from a command
+// word ("stauts") is asked about, "did you mean `status`?", instead of
+// going to Claude as a paid prompt (forTheBot); a word far from every
+// command ("hello", "thanks", "yes") goes to Claude as before. A backslash
+// before a message (escape) sends it to Claude as it is, whatever its
+// first word.
+
+// escape, before a message that would be taken as a command, a typed
+// decision, a slash command or a near-command, sends the rest to Claude as
+// a prompt (as `\ls` runs ls past a shell alias).
+const escape = `\`
+
+// escaped is text without its escape when the rest is something the bot
+// would take for itself (table's commands, those near one the sender may
+// run: nearCommand); ok false otherwise (a backslash that starts other
+// text, `\d+ matches digits`, is the prompt's own).
+func escaped(table []row, text string, mayChange bool) (string, bool) {
+	rest, ok := strings.CutPrefix(text, escape)
+	if !ok || rest == "" || unicode.IsSpace(rune(rest[0])) {
+		return "", false
+	}
+	if c, _ := findCommand(table, rest); c != nil {
+		return rest, true
+	}
+	if _, ok := parseTypedReply(rest); ok {
+		return rest, true
+	}
+	if _, _, ok := parseSlash(rest); ok {
+		return rest, true
+	}
+	return rest, len(nearCommand(table, rest, mayChange)) > 0
+}
+
+// typoAnswer is what a typo of the commands names gets.
+func typoAnswer(names []string, text string) string {
+	return fmt.Sprintf("Did you mean `%s`? Nothing was sent to Claude. To send “%s” to Claude as it is, begin with a backslash: `%s%s`.",
+		strings.Join(names, "` or `"), text, escape, text)
+}
+
+// nearCommand are the names of the commands of table that word is a typo
+// of (typoDistance within maxTypos), the closest, in the table's order,
+// among those the sender may run in the thread (mayChange: they may
+// change it); none when word is more than one word, a command itself, or
+// near none.
+func nearCommand(table []row, word string, mayChange bool) []string {
+	if strings.ContainsFunc(word, unicode.IsSpace) {
+		return nil
+	}
+	w := []rune(strings.ToLower(word))
+	var best []string
+	bestD := maxTypos(len(w)) // the farthest a typo may be, then the closest found
+	for i := range table {
+		r := &table[i]
+		name := []rune(r.Name)
+		// A command whose every form changes the thread (stop, new) is
+		// the starter's and admins'; the others have a form for everyone.
+		if !sameStart(w, name) || r.Who == thread.Starter && r.Max == 0 && !mayChange {
+			continue
+		}
+		switch d := typoDistance(w, name); {
+		case d == 0 || d > bestD:
+		case d == bestD && best != nil:
+			best = append(best, r.Name)
+		default:
+			best, bestD = []string{r.Name}, d
+		}
+	}
+	return best
+}
+
 // runCommand runs text as a command if its first word is one; a command
 // that does not parse gets its usage back. It reports whether text was a
 // command.
@@ -134,7 +205,8 @@ func (w *worker) runCommand(ctx context.Context, ev adapters.Event, text string)
 }
 
 // forTheBot takes text when it is the bot's: a command, a typed decision,
-// a slash command the bot holds or refuses, a one-word typo of a command;
+// a slash command the bot holds or refuses, a one-word typo of a command
+// (answered "did you mean …?");
 // it reports whether it was taken, and whether text is a slash command
 // for Claude Code.
 func (w *worker) forTheBot(ctx context.Context, ev adapters.Event, text string) (slash, taken bool) {
@@ -153,7 +225,17 @@ func (w *worker) forTheBot(ctx context.Context, ev adapters.Event, text string) 
 		w.handedOver = step == slashHeld // settled once it runs or is dropped
 		return true, step != slashSend
 	}
-	return false, len(ev.Message.Files) == 0 && w.suggestCommand(ctx, ev, text)
+	if len(ev.Message.Files) > 0 {
+		return false, false
+	}
+	// A one-word typo of a command is asked about, not spent (didyoumean.go).
+	names := nearCommand(w.b.commands, text, w.mayChange(ev.User.ID))
+	if len(names) == 0 {
+		return false, false
+	}
+	w.log.Info("command typo", "word", text, "commands", names, "user", ev.User.ID)
+	w.reply(ctx, typoAnswer(names, text))
+	return false, true
 }
 
 func (w *worker) cmdHelp(ctx context.Context, ev adapters.Event, _ []string) {

@@ -1,89 +1,10 @@
 package bot
 
-import (
-	"context"
-	"fmt"
-	"strings"
-	"unicode"
+import "strings"
 
-	"github.com/claudeops/claudeops/adapters"
-	"github.com/claudeops/claudeops/bot/thread"
-)
-
-// A one-word message that is a slip of the finger away from a command
-// word ("stauts") is asked about, "did you mean `status`?", instead of
-// going to Claude as a paid prompt; a word far from every command
-// ("hello", "thanks", "yes") goes to Claude as before. A backslash before
-// a message (escape) sends it to Claude as it is, whatever its first word.
-
-// escape, before a message that would be taken as a command, a typed
-// decision, a slash command or a near-command, sends the rest to Claude as
-// a prompt (as `\ls` runs ls past a shell alias).
-const escape = `\`
-
-// escaped is text without its escape when the rest is something the bot
-// would take for itself; ok false otherwise (a backslash that starts
-// other text, `\d+ matches digits`, is the prompt's own).
-func (w *worker) escaped(text string, user string) (string, bool) {
-	rest, ok := strings.CutPrefix(text, escape)
-	if !ok || rest == "" || unicode.IsSpace(rune(rest[0])) {
-		return "", false
-	}
-	if c, _ := findCommand(w.b.commands, rest); c != nil {
-		return rest, true
-	}
-	if _, ok := parseTypedReply(rest); ok {
-		return rest, true
-	}
-	if _, _, ok := parseSlash(rest); ok {
-		return rest, true
-	}
-	return rest, len(nearCommand(w.b.commands, rest, w.mayChange(user))) > 0
-}
-
-// suggestCommand answers a one-word text near a command the sender may
-// run here with "did you mean …?"; it reports whether it did.
-func (w *worker) suggestCommand(ctx context.Context, ev adapters.Event, text string) bool {
-	names := nearCommand(w.b.commands, text, w.mayChange(ev.User.ID))
-	if len(names) == 0 {
-		return false
-	}
-	w.log.Info("command typo", "word", text, "commands", names, "user", ev.User.ID)
-	w.reply(ctx, fmt.Sprintf("Did you mean `%s`? Nothing was sent to Claude. To send “%s” to Claude as it is, begin with a backslash: `%s%s`.",
-		strings.Join(names, "` or `"), text, escape, text))
-	return true
-}
-
-// nearCommand are the names of the commands of table that word is a typo
-// of (typoDistance within maxTypos), the closest, in the table's order,
-// among those the sender may run in the thread (mayChange: they may
-// change it); none when word is more than one word, a command itself, or
-// near none.
-func nearCommand(table []row, word string, mayChange bool) []string {
-	if strings.ContainsFunc(word, unicode.IsSpace) {
-		return nil
-	}
-	w := []rune(strings.ToLower(word))
-	var best []string
-	bestD := maxTypos(len(w)) // the farthest a typo may be, then the closest found
-	for i := range table {
-		r := &table[i]
-		name := []rune(r.Name)
-		// A command whose every form changes the thread (stop, new) is
-		// the starter's and admins'; the others have a form for everyone.
-		if !sameStart(w, name) || r.Who == thread.Starter && r.Max == 0 && !mayChange {
-			continue
-		}
-		switch d := typoDistance(w, name); {
-		case d == 0 || d > bestD:
-		case d == bestD && best != nil:
-			best = append(best, r.Name)
-		default:
-			best, bestD = []string{r.Name}, d
-		}
-	}
-	return best
-}
+// How far a word is from a command word as slips of the finger: what
+// nearCommand (commands.go) measures a one-word message by, to ask "did
+// you mean `status`?" of "stauts" instead of spending a turn on it.
 
 // maxTypos is how far a word of n letters may be from a command to be
 // its typo: one slip from 3 letters, two from 8; shorter words ("ok",

@@ -174,9 +174,10 @@
 //     deny rules handed to the CLI; builtinrules.go: the rules the bot
 //     brings (its own tools run unasked, a deny rule wins).
 //
-// Commands: commands.go (the one table, dispatch, `help`, with the lines
-// the platform takes itself), didyoumean.go (a one-word typo of a command
-// asked about, never sent; the backslash that sends any text to Claude),
+// Commands: commands.go (the one table, dispatch, `help` with the lines
+// the platform takes itself; a one-word typo of a command asked about,
+// never sent, and the backslash that sends any text to Claude),
+// didyoumean.go (how far a word is from a command as slips of the finger),
 // cmd_thread.go
 // (status, stop, new, mode, model, cost), cmd_channel.go (cwd, rules).
 // slash.go: Claude Code's slash commands from chat (which the CLI lists,
@@ -184,8 +185,9 @@
 // tells and audits refusals, and holds one while a turn runs.
 //
 // Restarts: leftovers.go records each local or sandboxed process while it
-// runs; kill.go keeps every session's process until it has ended, for
-// Kill, the forced exit's end of all sessions at once; recover.go (Recover, at start) ends what a previous run left,
+// runs, and Kill ends every session at once (the forced exit), through
+// live.go's set of the sessions' processes not seen ending yet;
+// recover.go (Recover, at start) ends what a previous run left,
 // expires its pending approvals, closes its unfinished turns and tells
 // their threads; expiredlines.go stores where a request's tool line is
 // beside its prompt (the platform's ref, mailroom.go's resolver) and

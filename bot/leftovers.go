@@ -23,7 +23,7 @@ const recordTimeout = 10 * time.Second
 
 // recordingRunner records each process group its runner starts, and
 // forgets it when the process ends; live keeps every handle until its
-// process has ended, for Kill (kill.go).
+// process has ended, for Kill (live.go).
 type recordingRunner struct {
 	inner claudeproc.Runner
 	store *store.Store
@@ -112,6 +112,39 @@ func (h *recordedHandle) Pid() int {
 // Group implements claudeproc.Grouped.
 func (h *recordedHandle) Group() (claudeproc.Group, bool) {
 	return h.Handle.(claudeproc.Grouped).Group()
+}
+
+// Kill is the forced exit's end of the sessions (cmd's second Ctrl-C): no
+// turn is interrupted, nothing recorded, drained or told. Each session's
+// process not seen ending yet gets SIGKILL through its runner (the whole
+// session: a local CLI's process group and every process under it, the
+// sandbox, the container, the Pod), and Kill waits until each runner has
+// seen its end (a local session's keeper ended and reaped with it, a
+// container removed, a Pod deleted) or ctx ends. It returns how many it
+// killed, and an error naming those still not ended when ctx ended. A
+// process whose start is still under way is not seen: the local runners
+// end it with the bot (parent-death signal, keeper), the others at the
+// next start. The next start also settles what the killed turns left
+// (Recover).
+func (b *Bot) Kill(ctx context.Context) (int, error) {
+	hs := b.live.all()
+	for _, h := range hs {
+		if err := h.Signal(syscall.SIGKILL); err != nil {
+			b.log.Warn("kill a session", "claude", h.Name(), "err", err)
+		}
+	}
+	var left []string
+	for _, h := range hs {
+		select {
+		case <-h.done:
+		case <-ctx.Done():
+			left = append(left, h.Name())
+		}
+	}
+	if len(left) > 0 {
+		return len(hs), fmt.Errorf("sessions not seen ending: %v: %w", left, context.Cause(ctx))
+	}
+	return len(hs), nil
 }
 
 // endLeftovers ends the process groups a previous run recorded and did not

@@ -300,7 +300,7 @@ func (w *worker) onMessage(ctx context.Context, ev adapters.Event) {
 		return
 	}
 	slash := false
-	if rest, ok := w.escaped(text, ev.User.ID); ok { // didyoumean.go
+	if rest, ok := escaped(w.b.commands, text, w.mayChange(ev.User.ID)); ok { // didyoumean.go
 		text = rest
 	} else {
 		var taken bool

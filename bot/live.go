@@ -1,46 +1,10 @@
 package bot
 
 import (
-	"context"
-	"fmt"
 	"sync"
-	"syscall"
 
 	"github.com/claudeops/claudeops/claudeproc"
 )
-
-// Kill is the forced exit's end of the sessions (cmd's second Ctrl-C): no
-// turn is interrupted, nothing recorded, drained or told. Each session's
-// process not seen ending yet gets SIGKILL through its runner (the whole
-// session: a local CLI's process group and every process under it, the
-// sandbox, the container, the Pod), and Kill waits until each runner has
-// seen its end (a local session's keeper ended and reaped with it, a
-// container removed, a Pod deleted) or ctx ends. It returns how many it
-// killed, and an error naming those still not ended when ctx ended. A
-// process whose start is still under way is not seen: the local runners
-// end it with the bot (parent-death signal, keeper), the others at the
-// next start. The next start also settles what the killed turns left
-// (Recover).
-func (b *Bot) Kill(ctx context.Context) (int, error) {
-	hs := b.live.all()
-	for _, h := range hs {
-		if err := h.Signal(syscall.SIGKILL); err != nil {
-			b.log.Warn("kill a session", "claude", h.Name(), "err", err)
-		}
-	}
-	var left []string
-	for _, h := range hs {
-		select {
-		case <-h.done:
-		case <-ctx.Done():
-			left = append(left, h.Name())
-		}
-	}
-	if len(left) > 0 {
-		return len(hs), fmt.Errorf("sessions not seen ending: %v: %w", left, context.Cause(ctx))
-	}
-	return len(hs), nil
-}
 
 // liveSet holds the handles the bot's runner started until their process
 // has ended (their Wait has returned).
