@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/claudeops/claudeops/store"
@@ -64,4 +65,33 @@ func markOpen(db string, log *slog.Logger) {
 	if err := store.MarkOpen(db, time.Now()); err != nil {
 		log.Warn("cannot mark the database as in use: a later start cannot tell that one is expected, nor that this shutdown was clean", "err", err)
 	}
+}
+
+// faultCheck checks the database's pages at once after a storage fault
+// (store.Faults.OnFault), one check at a time, bounded: the log says
+// what it found, whether or not anyone asks /readyz, which checks again
+// too.
+type faultCheck struct {
+	st      *store.Store
+	log     *slog.Logger
+	recheck func() // /readyz's: Health.RecheckIntegrity
+	running sync.Mutex
+}
+
+func (c *faultCheck) onFault(f store.Fault) {
+	c.recheck()
+	if !c.running.TryLock() {
+		return // one runs: it reads the file as it is now
+	}
+	go func() {
+		defer c.running.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.st.CheckIntegrity(ctx); err != nil {
+			c.log.Error("the database checked after a storage fault: stop the bot and restore it from a backup (claudeops restore) if it is damaged",
+				"fault", f.Cause, "err", err)
+			return
+		}
+		c.log.Info("the database checked after a storage fault: its pages are sound", "fault", f.Cause)
+	}()
 }

@@ -171,9 +171,10 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 	}
 	bcfg := botConfig(cfg, runner, log)
 	bcfg.Observer = a.observe()
-	// A storage fault logged once per cause; each new one has /readyz
-	// check the database's pages again.
-	bcfg.Faults = &store.Faults{Log: log, OnFault: func(store.Fault) { a.health.RecheckIntegrity() }}
+	// A storage fault logged once per cause; each new one has the
+	// database's pages checked (dbcheck.go), by the bot and by /readyz.
+	fc := &faultCheck{st: a.st, log: log, recheck: func() { a.health.RecheckIntegrity() }}
+	bcfg.Faults = &store.Faults{Log: log, OnFault: fc.onFault}
 	ext, err := newExtensions(cfg, a.st, log)
 	if err != nil {
 		log.Error("set up the workspaces", "err", err)

@@ -68,6 +68,10 @@ func TestDamagedUnderRunningBot(t *testing.T) {
 	if r := reasons(d); !strings.Contains(r, "database damaged: ") || !strings.Contains(r, "quick_check says") {
 		t.Errorf("/readyz reasons: %s", r)
 	}
+	b.waitLog(`level=ERROR msg="the database checked after a storage fault`)
+	if n := countLog(b, `quick_check says`); n == 0 {
+		t.Errorf("the check after the fault did not say what it found; log:\n%s", strings.Join(b.logLines(), "\n"))
+	}
 	if n := countLog(b, `level=ERROR msg="storage fails: the database file is damaged`); n != 1 {
 		t.Errorf("the damage logged %d times, want once; log:\n%s", n, strings.Join(b.logLines(), "\n"))
 	}
@@ -107,6 +111,7 @@ func TestReadOnlyWhileRunning(t *testing.T) {
 	b.say("/thread other")
 	b.say("status")
 	b.expect(toldStorage)
+	b.waitLog(`msg="the database checked after a storage fault: its pages are sound" fault="the file system is read-only"`)
 	warn := `level=WARN msg="storage fails: the file system is read-only`
 	if n, all := countLog(b, warn), countLog(b, "read-only file system"); n != 1 || all != 1 {
 		t.Errorf("logged %d times, want once; log:\n%s", n, strings.Join(b.logLines(), "\n"))
