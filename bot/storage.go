@@ -53,5 +53,6 @@ func (s *storageWatch) worked() { s.faults.Worked() }
 func storageText(f store.Fault) string {
 	return fmt.Sprintf("The bot cannot record messages now: its storage is failing (%s, since %s UTC). "+
 		"This message was not taken, nor will others be until it works again; the operator has the cause in the bot's log. "+
-		"Send it again later.", f.Cause, f.Since.UTC().Format("15:04:05"))
+		// Slack and Matrix may deliver it again once storage works; the console never does.
+		"If it gets no answer once the bot works again, send it again.", f.Cause, f.Since.UTC().Format("15:04:05"))
 }
