@@ -76,7 +76,7 @@ func (w *worker) writeOwed(ctx context.Context) {
 				w.log.Error("give back the space kept beside the database", "err", ferr)
 			}
 		}
-		if err != nil && cause != "" {
+		if err != nil && w.storageFault("record "+o.what, err) {
 			w.owe(err, cause)
 			return
 		}
@@ -85,7 +85,8 @@ func (w *worker) writeOwed(ctx context.Context) {
 			// would not change it.
 			w.log.Error("record "+o.what, "err", err)
 		} else if r.tries > 0 {
-			w.log.Info("recorded after the storage refused it", "record", o.what, "tries", r.tries+1)
+			w.cfg.Faults.Worked()
+			w.log.Debug("recorded after the storage refused it", "record", o.what, "tries", r.tries+1)
 		}
 		r.owed = r.owed[1:]
 	}
@@ -94,11 +95,12 @@ func (w *worker) writeOwed(ctx context.Context) {
 }
 
 // owe sets the next try of the writes owed, backing off up to
-// recordRetryMax.
+// recordRetryMax. The cause is logged once for the bot (store.Faults);
+// the thread's own first refusal only at debug.
 func (w *worker) owe(err error, cause string) {
 	r := &w.records
 	if r.tries == 0 {
-		w.log.Error("the storage refused a record of what the thread was shown: tried again until it takes it",
+		w.log.Debug("the storage refused a record of what the thread was shown: tried again until it takes it",
 			"record", r.owed[0].what, "owed", len(r.owed), "cause", cause, "err", err)
 	}
 	r.tries++
