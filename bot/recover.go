@@ -38,7 +38,7 @@ func (b *Bot) Recover(ctx context.Context) error {
 		return err
 	}
 	if n > 0 {
-		b.log.Warn("turns cut off by the bot's restart closed as interrupted", "turns", n)
+		b.log.Warn("turns a restart found without a recorded end closed as interrupted", "turns", n)
 	}
 	// Told here, once: the run they were cut from never told them, and
 	// the next start finds them closed.
@@ -107,10 +107,10 @@ func (b *Bot) expireApprovals(ctx context.Context) error {
 // noticeTimeout bounds posting one thread's restart notice.
 const noticeTimeout = 30 * time.Second
 
-// tellInterrupted tells each thread whose turn a restart cut off, once: a
-// thread is marked told only once its notice is posted, so one whose
-// platform is not running now (or failed) is told at a later start, and
-// one already told is never told again.
+// tellInterrupted tells each thread whose turn a restart found without a
+// recorded end, once: a thread is marked told only once its notice is
+// posted, so one whose platform is not running now (or failed) is told at
+// a later start, and one already told is never told again.
 func (b *Bot) tellInterrupted(ctx context.Context) error {
 	owed, err := b.store.TurnsOwingNotice(ctx)
 	if err != nil {

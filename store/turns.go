@@ -94,8 +94,9 @@ func (s *Store) GetTurn(ctx context.Context, id int64) (t Turn, ok bool, err err
 	return t, ok, nil
 }
 
-// TurnInterrupted is the ResultSubtype of a turn a restart of the bot cut
-// off: it had no result, so its usage and cost are unknown (zero).
+// TurnInterrupted is the ResultSubtype of a turn a restart of the bot
+// found without a recorded end (cut off, or its end's record refused by
+// the storage until the bot stopped): its usage and cost are unknown (zero).
 const TurnInterrupted = "interrupted"
 
 // TurnAborted is the ResultSubtype of a turn whose process ended before
@@ -142,7 +143,7 @@ UPDATE turns SET notice_owed = 0 WHERE thread_key = ? AND notice_owed = 1 AND id
 }
 
 // Usage sums finished turns. Interrupted counts those of them a restart
-// cut off (TurnInterrupted): they are in Turns, but their cost is not in
+// found without a recorded end (TurnInterrupted): they are in Turns, but their cost is not in
 // CostUSD, as nobody reported it.
 type Usage struct {
 	Turns                     int
