@@ -56,11 +56,6 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 		return reportConfig(stderr, lockProblem(cfg, err))
 	}
 	defer releaseLock(lock, log) // this log: the log file is closed first
-	// Before anything opens it: a damaged or vanished database is refused,
-	// not opened (nor migrated, nor made anew).
-	if code := examineDB(ctx, db, log, stderr); code != exitOK {
-		return code
-	}
 	// Not inside the conversation: a file when the console shares one
 	// terminal with stderr (logging.go).
 	log, logFile, err := consoleLogger(cfg, consoleOnly, log, stdout, stderr)
@@ -69,6 +64,12 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 		return exitFailure
 	}
 	defer logFile.Close()
+	// Before anything opens it: a damaged or vanished database is refused,
+	// not opened (nor migrated, nor made anew). After the log is set: what
+	// it logs must not land inside the console's conversation.
+	if code := examineDB(ctx, db, log, stderr); code != exitOK {
+		return code
+	}
 	// The console at a terminal keeps its log in a file: what the
 	// operator must see is said on stderr too.
 	_, toFile := logFile.(*os.File)
