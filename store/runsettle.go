@@ -16,11 +16,13 @@ func (s *Store) SetRunThread(ctx context.Context, scheduleID int64, slot time.Ti
 	return affectedOne(res, err, "record the thread of the run of schedule %d at %s", scheduleID, fmtSlot(slot))
 }
 
-// Errors of the runs InterruptRunningRuns settles: whether the CLI had
-// reported the run's result (and so its cost) before the bot stopped.
+// Errors of the runs InterruptRunningRuns settles: whether the store has
+// the result the CLI reported (and so its cost). Without it the bot
+// cannot know whether there was one: the run may have been cut off, or
+// its turn's end refused by the storage until the bot stopped.
 const (
-	RunStoppedAfterResult  = "the bot stopped during this run, after Claude had reported its result"
-	RunStoppedBeforeResult = "the bot stopped during this run, before Claude reported a result: its cost is unknown"
+	RunStoppedAfterResult  = "the bot stopped before this run's end was recorded, after Claude had reported its result"
+	RunStoppedBeforeResult = "the bot stopped before this run's end was recorded, and before its result was: its cost is unknown"
 )
 
 // InterruptRunningRuns ends every run still RunRunning as RunInterrupted at
