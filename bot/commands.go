@@ -144,10 +144,13 @@ func typoAnswer(names []string, text string) string {
 // nearCommand are the names of the commands of table that word is a typo
 // of (typoDistance within maxTypos), the closest, in the table's order,
 // among those the sender may run in the thread (mayChange: they may
-// change it); none when word is more than one word, a command itself, or
-// near none.
+// change it); none when word is more than one word, a command itself, a
+// word people send alone (sentWhole), or near none.
 func nearCommand(table []row, word string, mayChange bool) []string {
 	if strings.ContainsFunc(word, unicode.IsSpace) {
+		return nil
+	}
+	if sentWhole[strings.ToLower(word)] {
 		return nil
 	}
 	w := []rune(strings.ToLower(word))

@@ -43,9 +43,11 @@ func TestNearCommand(t *testing.T) {
 		{word: "rulse", want: "rules"},
 		{word: "shcedule", want: "schedule"},
 		{word: "shcedlue", want: "schedule"}, // two slips in a long word
-		// A real word one slip from a command is asked about too (`\more`
-		// sends it).
-		{word: "more", want: "mode"},
+		// A real word one slip from a command that people send alone goes
+		// to Claude: "more" after an answer.
+		{word: "more"}, {word: "More"}, {word: "news"}, {word: "costs"},
+		// Other real words one slip away are asked about (`\coat` sends it).
+		{word: "coat", want: "cost"},
 		// Only what the sender may run: stop and new are the starter's.
 		{word: "stpo", notStarter: true, want: ""},
 		{word: "nwe", notStarter: true, want: ""},
