@@ -123,6 +123,11 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 		a.log.Warn("matrix: post the rest of a long message", "err", err)
 	}
 	a.posts.Put(p.ids[0].String(), p)
+	// The post counts as a send for pacing: the first live edit waits an
+	// interval after it instead of following it at once.
+	for _, evID := range p.ids {
+		a.ed.Posted(string(t.Key()), evID.String())
+	}
 	return adapters.MessageRef{Thread: t, ID: p.ids[0].String()}, nil
 }
 

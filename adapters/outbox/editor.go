@@ -120,6 +120,22 @@ func (e *Editor[C]) Set(thread, id string, c C, urgent bool) {
 	e.poke()
 }
 
+// Posted records that message id of thread was just posted: the post
+// counts as a send for pacing, so the first live edit waits an interval
+// after it rather than following it at once (a message never edited
+// would otherwise count as edited long ago). An edit already pending is
+// left as it is.
+func (e *Editor[C]) Posted(thread, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	it := e.items[id]
+	if it == nil {
+		it = &item[C]{thread: thread}
+		e.items[id] = it
+	}
+	it.last = e.cfg.Clock.Now()
+}
+
 func (e *Editor[C]) poke() {
 	select {
 	case e.wake <- struct{}{}:

@@ -382,3 +382,42 @@ func TestEditorDiscard(t *testing.T) {
 		t.Errorf("Discard of an unknown id: %v", err)
 	}
 }
+
+// TestEditorPostCountsAsSend: a message just posted is paced from its
+// post: its first live edit waits an interval (no edit right after the
+// post), while its final state still goes at once.
+func TestEditorPostCountsAsSend(t *testing.T) {
+	cases := []struct {
+		name   string
+		posted bool
+		urgent bool
+		before int // sends before the interval passes
+	}{
+		{"never posted: due at once", false, false, 1},
+		{"posted: the live edit waits an interval", true, false, 0},
+		{"posted: the final state does not wait", true, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, clk := newRecorder(), newFakeClock()
+			e := newTestEditor(t, r, clk, nil)
+			if c.posted {
+				e.Posted("a", "a1")
+			}
+			e.Set("a", "a1", "v2", c.urgent)
+			if c.before > 0 {
+				waitFor(t, "the edit", func() bool { return len(r.got()) == c.before })
+			}
+			settle()
+			if n := len(r.got()); n != c.before {
+				t.Fatalf("%d sends before the interval passed, want %d: %v", n, c.before, r.got())
+			}
+			clk.Advance(interval)
+			waitFor(t, "the edit after the interval", func() bool { return r.shown()["a1"] == "v2" })
+			settle()
+			if n := len(r.got()); n != 1 {
+				t.Errorf("%d sends, want 1: %v", n, r.got())
+			}
+		})
+	}
+}

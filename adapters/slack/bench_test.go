@@ -59,17 +59,29 @@ type turnCase struct {
 
 var turnCases = []turnCase{
 	{"short", "short", false, 4},
-	{"6000chars/chat.update", "long6k", false, 6},
-	{"6000chars/streaming", "long6k", true, 7},
+	{"short/deltas", "deltas", false, 4},
+	{"streamed", "streamed", false, 6},
+	{"6000chars/chat.update", "long6k", false, 5},
+	{"6000chars/streaming", "long6k", true, 6},
 }
 
 // turnHarness is a harness whose model answers "long6k" with 6,000
-// characters in 40-character deltas, anything else with one sentence.
+// characters in 40-character deltas, "deltas" with one sentence in
+// several deltas at once, "streamed" with a paragraph in 8 deltas over
+// ~4 s, anything else with one sentence in one delta.
 func turnHarness(tb testing.TB, c turnCase) *harness {
 	answer6k := longAnswer(6000)
 	return newHarness(tb, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
-		if strings.HasSuffix(req.LastUserText(), "long6k") {
-			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(answer6k)}, ChunkSize: 40, ChunkDelay: 20 * time.Millisecond}
+		answer := func(s string, size int, delay time.Duration) fakeanthropic.Reply {
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(s)}, ChunkSize: size, ChunkDelay: delay}
+		}
+		switch last := req.LastUserText(); {
+		case strings.HasSuffix(last, "long6k"):
+			return answer(answer6k, 40, 20*time.Millisecond)
+		case strings.HasSuffix(last, "deltas"):
+			return answer("A short answer, in a few deltas.", 8, 0)
+		case strings.HasSuffix(last, "streamed"):
+			return answer(longAnswer(320), 40, 500*time.Millisecond)
 		}
 		return text("A short answer.")
 	}, fakeslack.Options{Streaming: c.streaming}, func(bc *bot.Config, sc *slackadapter.Config) {

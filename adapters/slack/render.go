@@ -81,20 +81,29 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 			// The ended stream's Stop control becomes the footer.
 			spare := &posted{channel: t.Channel, thread: t.Thread, ts: []string{ts}, shown: []string{""}}
 			if err := a.render(ctx, spare, m); err == nil {
-				return a.newRef(t, spare), nil
+				return a.postedRef(t, spare), nil
 			}
 			a.deleteMessage(ctx, t.Channel, ts)
 		}
 	}
 	if m.Kind == adapters.KindText && !m.Final && a.streamAllowed() {
 		if err := a.startStream(ctx, p, m.Text); err == nil {
-			return a.newRef(t, p), nil
+			return a.postedRef(t, p), nil
 		}
 	}
 	if err := a.render(ctx, p, m); err != nil {
 		return adapters.MessageRef{}, err
 	}
-	return a.newRef(t, p), nil
+	return a.postedRef(t, p), nil
+}
+
+// postedRef is newRef for a message Post just made: the post counts as a
+// send for the editor's pacing, so the first live edit waits an interval
+// after it instead of following it at once (one call fewer per turn).
+func (a *Adapter) postedRef(t adapters.ThreadRef, p *posted) adapters.MessageRef {
+	ref := a.newRef(t, p)
+	a.edit.Posted(refThread(ref), msgKey(ref))
+	return ref
 }
 
 // render brings a posted message to show m. A tool's long input goes up
