@@ -112,7 +112,7 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 		show("Queued: “" + excerpt + "” (Claude takes it up when the current step ends).")
 	case "started":
 		show("Taken up: “" + excerpt + "”.")
-		w.settle(ctx, qp.key)
+		w.records.settle(ctx, qp.key)
 		delete(w.queued, e.CommandUUID)
 		if t := w.view.turn; t == nil {
 			w.view.begin(qp.text)
@@ -123,10 +123,10 @@ func (w *worker) onLifecycle(ctx context.Context, e *claudeproc.CommandLifecycle
 		}
 	case "cancelled":
 		show("Dropped: “" + excerpt + "”.")
-		w.settle(ctx, qp.key)
+		w.records.settle(ctx, qp.key)
 		delete(w.queued, e.CommandUUID)
 	case "completed":
-		w.settle(ctx, qp.key)
+		w.records.settle(ctx, qp.key)
 		delete(w.queued, e.CommandUUID)
 	}
 	w.updateIdle()
@@ -142,7 +142,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 	in, out := turnTokens(r)
 	// Recorded before it is shown (or owed until it is: records.go), and
 	// the messages it took up with it.
-	w.recordTurnEnd(ctx, t.storeID, store.Turn{
+	w.records.recordTurnEnd(ctx, t.storeID, store.Turn{
 		ThreadKey: string(w.key), ChannelKey: w.ref.ChannelKey(), SessionID: r.SessionID, Prompt: t.prompt,
 		StartedAt: t.started, EndedAt: w.now(),
 		ResultSubtype: r.Subtype, IsError: r.IsError, CostUSD: cost,
@@ -177,7 +177,7 @@ func (w *worker) onResult(ctx context.Context, r *claudeproc.Result) {
 		w.handedOver = false
 		w.onMessage(ctx, *ev)
 		if !w.handedOver {
-			w.settle(ctx, keyOf(*ev)) // refused or not sent: the thread was told
+			w.records.settle(ctx, keyOf(*ev)) // refused or not sent: the thread was told
 		}
 	}
 }
@@ -268,7 +268,7 @@ func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason
 	// The thread has been told what became of them.
 	w.settleTaken(ctx)
 	for _, qp := range w.queued {
-		w.settle(ctx, qp.key)
+		w.records.settle(ctx, qp.key)
 	}
 	clear(w.queued)
 	w.thread.State = "idle"
@@ -286,7 +286,7 @@ func (w *worker) finishTurnAbruptly(ctx context.Context, reason string) {
 		// Told as the store records it: a turn whose process never began
 		// it (a resume that failed) is no turn.
 		w.cfg.Observer.TurnEnded(TurnAborted, w.now().Sub(t.started))
-		w.recordTurnEnd(ctx, t.storeID, store.Turn{ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: store.TurnAborted, IsError: true})
+		w.records.recordTurnEnd(ctx, t.storeID, store.Turn{ThreadKey: string(w.key), EndedAt: w.now(), ResultSubtype: store.TurnAborted, IsError: true})
 	}
 	w.view.endAbruptly(ctx, reason)
 }

@@ -92,7 +92,7 @@ func (f *face) Interrupt(ctx context.Context) error {
 func (f *face) CancelPrompts(ctx context.Context, why string) { f.w.cancelPrompts(ctx, why) }
 func (f *face) Stop(why string)                               { f.w.stop(why) }
 func (f *face) Post(msg any) bool                             { return f.w.posted.put(msg) }
-func (f *face) Settle(ctx context.Context, ev adapters.Event) { f.w.settle(ctx, keyOf(ev)) }
+func (f *face) Settle(ctx context.Context, ev adapters.Event) { f.w.records.settle(ctx, keyOf(ev)) }
 func (f *face) RemoveHome(ctx context.Context)                { f.w.removeHome(ctx) }
 func (f *face) EndRun()                                       { f.w.autoRun = nil }
 

@@ -39,8 +39,10 @@ type owedWrite struct {
 }
 
 // records are the writes a thread owes the store, oldest first, and the
-// timer of their next try (C is nil while none is owed).
+// timer of their next try (C is nil while none is owed). The worker owns
+// them: every method runs on its loop.
 type records struct {
+	deps
 	owed  []owedWrite
 	timer *time.Timer
 	C     <-chan time.Time
@@ -52,15 +54,14 @@ func (r *records) pending() bool { return len(r.owed) > 0 }
 
 // record writes what the thread was just shown, after those still owed;
 // a write the storage refuses is owed and tried again.
-func (w *worker) record(ctx context.Context, what string, write func(ctx context.Context) error) {
-	w.records.owed = append(w.records.owed, owedWrite{what: what, write: write})
-	w.writeOwed(ctx)
+func (r *records) record(ctx context.Context, what string, write func(ctx context.Context) error) {
+	r.owed = append(r.owed, owedWrite{what: what, write: write})
+	r.writeOwed(ctx)
 }
 
 // writeOwed tries the owed writes in order; it stops at the first the
 // storage refuses and sets the timer of the next try.
-func (w *worker) writeOwed(ctx context.Context) {
-	r := &w.records
+func (r *records) writeOwed(ctx context.Context) {
 	freed := false
 	for len(r.owed) > 0 {
 		o := r.owed[0]
@@ -68,25 +69,25 @@ func (w *worker) writeOwed(ctx context.Context) {
 		cause := store.FaultCause(err)
 		if cause == store.CauseFull && !freed {
 			freed = true
-			if ok, ferr := w.store.FreeReserve(); ok {
-				w.log.Warn("the disk is full: the space the bot kept beside its database is given back, to record what the thread was shown",
+			if ok, ferr := r.store.FreeReserve(); ok {
+				r.log.Warn("the disk is full: the space the bot kept beside its database is given back, to record what the thread was shown",
 					"record", o.what, "err", err)
 				continue
 			} else if ferr != nil {
-				w.log.Error("give back the space kept beside the database", "err", ferr)
+				r.log.Error("give back the space kept beside the database", "err", ferr)
 			}
 		}
-		if err != nil && w.storageFault("record "+o.what, err) {
-			w.owe(err, cause)
+		if err != nil && r.storageFault("record "+o.what, err) {
+			r.owe(err, cause)
 			return
 		}
 		if err != nil {
 			// The record's own error (no such turn, say): trying again
 			// would not change it.
-			w.log.Error("record "+o.what, "err", err)
+			r.log.Error("record "+o.what, "err", err)
 		} else if r.tries > 0 {
-			w.cfg.Faults.Worked()
-			w.log.Debug("recorded after the storage refused it", "record", o.what, "tries", r.tries+1)
+			r.cfg.Faults.Worked()
+			r.log.Debug("recorded after the storage refused it", "record", o.what, "tries", r.tries+1)
 		}
 		r.owed = r.owed[1:]
 	}
@@ -97,10 +98,9 @@ func (w *worker) writeOwed(ctx context.Context) {
 // owe sets the next try of the writes owed, backing off up to
 // recordRetryMax. The cause is logged once for the bot (store.Faults);
 // the thread's own first refusal only at debug.
-func (w *worker) owe(err error, cause string) {
-	r := &w.records
+func (r *records) owe(err error, cause string) {
 	if r.tries == 0 {
-		w.log.Debug("the storage refused a record of what the thread was shown: tried again until it takes it",
+		r.log.Debug("the storage refused a record of what the thread was shown: tried again until it takes it",
 			"record", r.owed[0].what, "owed", len(r.owed), "cause", cause, "err", err)
 	}
 	r.tries++
@@ -119,46 +119,46 @@ func (r *records) stop() {
 
 // lastTry writes what is owed once more as the worker stops; what the
 // storage still refuses is lost, and said so.
-func (w *worker) lastTry() {
-	if !w.records.pending() {
+func (r *records) lastTry() {
+	if !r.pending() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), recordLastTry)
 	defer cancel()
-	w.writeOwed(ctx)
-	for _, o := range w.records.owed {
-		w.log.Error("a record of what the thread was shown is lost: the storage refused it until the bot stopped; "+
+	r.writeOwed(ctx)
+	for _, o := range r.owed {
+		r.log.Error("a record of what the thread was shown is lost: the storage refused it until the bot stopped; "+
 			"the next start tells the thread it cannot know how the turn ended", "record", o.what)
 	}
-	w.records.owed = nil
-	w.records.stop()
+	r.owed = nil
+	r.stop()
 }
 
 // recordTurnEnd records the end of turn t (id 0: its start was never
 // recorded, so the whole turn is).
-func (w *worker) recordTurnEnd(ctx context.Context, id int64, end store.Turn) {
+func (r *records) recordTurnEnd(ctx context.Context, id int64, end store.Turn) {
 	what := fmt.Sprintf("the end of turn %d (%s)", id, end.ResultSubtype)
 	if id == 0 {
 		what = fmt.Sprintf("a turn whose start was not recorded (%s)", end.ResultSubtype)
 	}
-	w.record(ctx, what, func(ctx context.Context) error {
+	r.record(ctx, what, func(ctx context.Context) error {
 		if id == 0 {
-			_, err := w.store.StartTurn(ctx, end)
+			_, err := r.store.StartTurn(ctx, end)
 			return err
 		}
 		end.ID = id
-		return w.store.FinishTurn(ctx, end)
+		return r.store.FinishTurn(ctx, end)
 	})
 }
 
 // settle records that the bot is done with message k, as owed as any
 // record of what the thread was shown: a message a turn took up, left
 // unsettled, would be told as "not run" at the next start.
-func (w *worker) settle(ctx context.Context, k msgKey) {
+func (r *records) settle(ctx context.Context, k msgKey) {
 	if k.id == "" {
 		return // the scheduler's own prompt: nobody to tell
 	}
-	w.record(ctx, "the settlement of message "+k.id, func(ctx context.Context) error {
-		return w.store.SettleMessage(ctx, k.platform, k.id)
+	r.record(ctx, "the settlement of message "+k.id, func(ctx context.Context) error {
+		return r.store.SettleMessage(ctx, k.platform, k.id)
 	})
 }

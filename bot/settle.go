@@ -40,7 +40,7 @@ func (d deps) settle(ctx context.Context, k msgKey) {
 // them (the process ended).
 func (w *worker) settleTaken(ctx context.Context) {
 	for _, k := range w.awaitingTurn {
-		w.settle(ctx, k)
+		w.records.settle(ctx, k)
 	}
 	w.awaitingTurn = w.awaitingTurn[:0]
 }

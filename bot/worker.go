@@ -103,6 +103,7 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		slash:   slashes{deps: d},
 		queued:  make(map[string]*queuedPrompt),
 		posted:  newPosted(),
+		records: records{deps: d},
 	}
 	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) },
 		launch: func(l *thread.Launch) {
@@ -130,7 +131,7 @@ func (w *worker) run(ctx context.Context) {
 	defer w.idleTimer.Stop()
 	w.face = &face{host: host{w.b}, w: w}
 	w.parts = attach(w.b.cfg.Extensions, w.face)
-	defer func() { w.lastTry(); w.posted.close() }() // the records owed: records.go
+	defer func() { w.records.lastTry(); w.posted.close() }() // the records owed: records.go
 	// ctx ending means: stop. What is being handled when it ends (a result,
 	// its footer, the thread's record) still completes; the adapters and
 	// the store bound each call by their own timeouts.
@@ -165,7 +166,7 @@ func (w *worker) run(ctx context.Context) {
 		case <-w.view.tickC:
 			w.view.tick(work)
 		case <-w.records.C:
-			w.writeOwed(work)
+			w.records.writeOwed(work)
 		case <-idleC:
 			if w.sess.live() {
 				w.log.Info("idle session reaped", "after", w.cfg.IdleTimeout)
@@ -240,7 +241,7 @@ func (w *worker) onEvent(ctx context.Context, ev adapters.Event) {
 	w.handedOver = false
 	defer func() {
 		if !w.handedOver {
-			w.settle(ctx, keyOf(ev))
+			w.records.settle(ctx, keyOf(ev))
 		}
 	}()
 	if err := w.loadThread(ctx, ev.User); err != nil {
