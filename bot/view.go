@@ -77,7 +77,7 @@ type liveText struct {
 	// costs its own length, not the message's.
 	blocks   map[int]*strings.Builder
 	order    []int
-	streamed bool // text came from stream deltas; assistant lines are then ignored
+	streamed bool // text came from stream deltas; an assistant line then only completes its block
 	ref      *adapters.MessageRef
 	shown    string
 	dirty    bool
@@ -200,7 +200,7 @@ func (v *view) onStream(ctx context.Context, e *claudeproc.StreamEvent) {
 	t := v.ensureTurn()
 	switch {
 	case e.EventType == "content_block_start" && e.Block != nil && e.Block.Type == "text":
-		lt := t.live(e.APIMessageID)
+		lt := t.fresh(e.APIMessageID)
 		lt.streamed = true
 		lt.set(e.Index, e.Block.Text)
 	case e.EventType == "content_block_delta" && e.DeltaType == "text_delta":
@@ -231,6 +231,15 @@ func (t *turn) live(id string) *liveText {
 	return lt
 }
 
+// fresh is the live text a new text block of message id goes to: a block
+// after one already shown final starts a message of its own.
+func (t *turn) fresh(id string) *liveText {
+	if lt := t.texts[id]; lt != nil && lt.final {
+		delete(t.texts, id)
+	}
+	return t.live(id)
+}
+
 func (v *view) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 	t := v.ensureTurn()
 	if e.IsAPIError {
@@ -242,13 +251,20 @@ func (v *view) onAssistant(ctx context.Context, e *claudeproc.Assistant) {
 			if e.ParentToolUseID != "" {
 				continue
 			}
+			// The CLI prints one assistant line per content block when
+			// the block is complete: its text is final now, not at
+			// message_stop or the result, so the last words are not
+			// left to the edit pacing.
 			lt := t.live(e.MessageID)
-			if !lt.streamed {
+			if lt.streamed && len(lt.order) > 0 {
+				lt.set(lt.order[len(lt.order)-1], b.Text)
+			} else {
 				// No stream events (the CLI fell back to a non-streaming
 				// request): the assistant line is the text.
+				lt = t.fresh(e.MessageID)
 				lt.set(len(lt.order), b.Text)
-				v.flush(ctx, false)
 			}
+			v.finalizeText(ctx, lt)
 		case "tool_use":
 			if lt := t.texts[e.MessageID]; lt != nil && e.ParentToolUseID == "" {
 				// The text before a tool call is complete: show it whole

@@ -1,0 +1,171 @@
+package slack_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
+	"github.com/claudeops/claudeops/internal/fakeslack"
+
+	slackadapter "github.com/claudeops/claudeops/adapters/slack"
+)
+
+// BenchmarkCompleteAfterLastToken: how long after the CLI has printed the
+// last words of an answer the fake Slack holds the complete text, at the
+// default 2 s edit interval (chat.update, no native stream). The answer,
+// 1,200 characters in 40-character deltas 20 ms apart, fits one message.
+// The times are taken outside the bot: the runner is wrapped so that
+// claude's stdout passes through a pipe this benchmark reads, noting the
+// last text delta, the complete assistant line and the message_stop after
+// it. One op is one turn in a live session.
+//
+//	go test -tags goolm -run '^$' -bench CompleteAfterLastToken -benchtime 10x ./adapters/slack
+func BenchmarkCompleteAfterLastToken(b *testing.B) {
+	tap := &stdoutTap{}
+	h := newHarness(b, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		last := req.LastUserText()
+		if i := strings.Index(last, "words "); i >= 0 {
+			answer := longAnswer(1200) + " The end of " + strings.TrimSpace(last[i:]) + "."
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.Text(answer)}, ChunkSize: 40, ChunkDelay: 20 * time.Millisecond}
+		}
+		return text("warm.")
+	}, fakeslack.Options{}, func(bc *bot.Config, sc *slackadapter.Config) {
+		sc.EditInterval = 2 * time.Second
+		tap.inner = bc.Runner
+		if tap.inner == nil {
+			tap.inner = claudeproc.Local{}
+		}
+		bc.Runner = tap
+	})
+	ts := h.fs.Post(alice, general, mention+"warm up")
+	h.waitThread(ts, `✓ .* turns?$`)
+	var fromDelta, fromAssistant, stopGap time.Duration
+	for i := 0; b.Loop(); i++ {
+		tail := fmt.Sprintf("The end of words %d.", i)
+		marks := tap.expect(tail)
+		h.fs.Reply(alice, general, ts, mention+fmt.Sprintf("words %d", i))
+		h.waitThread(ts, regexp.QuoteMeta(tail))
+		shown := time.Now()
+		m := marks.wait(b)
+		fromDelta += shown.Sub(m.lastDelta)
+		fromAssistant += shown.Sub(m.assistant)
+		stopGap += m.stop.Sub(m.assistant)
+		h.waitFooters(ts, i+2) // the turn ends before the next begins
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(fromDelta.Microseconds())/1000/n, "ms-after-last-delta")
+	b.ReportMetric(float64(fromAssistant.Microseconds())/1000/n, "ms-after-assistant")
+	b.ReportMetric(float64(stopGap.Microseconds())/1000/n, "ms-assistant-to-message_stop")
+}
+
+// waitFooters waits until the thread holds n turns' footers.
+func (h *harness) waitFooters(threadTS string, n int) {
+	re := regexp.MustCompile(`✓ .* turns?$`)
+	if !h.fs.WaitFor(wait, func() bool {
+		k := 0
+		for _, m := range h.fs.Thread(general, threadTS) {
+			if m.BotID != "" && re.MatchString(m.VisibleText()) {
+				k++
+			}
+		}
+		return k >= n
+	}) {
+		h.t.Fatalf("fewer than %d footers in thread %s:\n%s", n, threadTS, h.dump(threadTS))
+	}
+}
+
+// lastWords is when claude printed an answer's last text delta, its
+// complete assistant line and the message_stop after it.
+type lastWords struct {
+	lastDelta, assistant, stop time.Time
+	done                       chan struct{}
+}
+
+func (m *lastWords) wait(tb testing.TB) *lastWords {
+	select {
+	case <-m.done:
+	case <-time.After(wait):
+		tb.Fatal("claude's stdout never showed the answer's message_stop")
+	}
+	return m
+}
+
+// stdoutTap is a claudeproc.Runner that hands the inner runner a pipe in
+// place of claude's stdout and copies every line across, noting when the
+// lines of an expected answer pass.
+type stdoutTap struct {
+	inner     claudeproc.Runner
+	mu        sync.Mutex
+	tail      string
+	lastDelta time.Time
+	cur       *lastWords
+}
+
+func (t *stdoutTap) expect(tail string) *lastWords {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tail = tail
+	t.cur = &lastWords{done: make(chan struct{})}
+	return t.cur
+}
+
+func (t *stdoutTap) note(line []byte, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == nil {
+		return
+	}
+	switch {
+	case bytes.Contains(line, []byte(`"text_delta"`)):
+		t.lastDelta = at
+	case bytes.Contains(line, []byte(`"type":"assistant"`)) && bytes.Contains(line, []byte(t.tail)):
+		t.cur.lastDelta, t.cur.assistant = t.lastDelta, at
+	case bytes.Contains(line, []byte(`"message_stop"`)) && !t.cur.assistant.IsZero():
+		t.cur.stop = at
+		close(t.cur.done)
+		t.cur = nil
+	}
+}
+
+func (t *stdoutTap) Start(ctx context.Context, spec claudeproc.Spec) (claudeproc.Handle, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	to := spec.Stdout
+	spec.Stdout = w
+	h, err := t.inner.Start(ctx, spec)
+	if err != nil { // the inner runner has closed w, as a runner owns its spec's ends
+		to.Close()
+		r.Close()
+		return nil, err
+	}
+	go func() {
+		defer to.Close()
+		defer r.Close()
+		br := bufio.NewReaderSize(r, 1<<16)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				t.note(line, time.Now())
+				if _, werr := to.Write(line); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return h, nil
+}
