@@ -58,12 +58,16 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 		w.reply(ctx, "Nothing is running.")
 		return
 	}
+	// Said at once, as the stop is accepted: the CLI's confirmation is a
+	// round trip away. The notice is corrected if the interrupt fails, or
+	// says what it dropped; the turn's footer says it stopped.
+	said := w.notice(ctx, "Stopping.", false)
 	ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := w.sess.proc.Interrupt(ictx, true)
 	if err != nil {
 		w.log.Warn("interrupt", "err", err)
-		w.reply(ctx, "Could not stop the turn: "+err.Error())
+		w.correct(ctx, said, "Could not stop the turn: "+err.Error(), true)
 		return
 	}
 	// Pending approvals are cancelled by the CLI (control_cancel_request);
@@ -71,11 +75,25 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 	w.cancelPrompts(ctx, "stopped by "+ev.User.ID)
 	w.slash.drop(ctx)
 	w.audit(ctx, ev.User.ID, "stop", "turn", "", true)
-	msg := "Stopping."
 	if n := len(res.Cancelled); n > 0 {
-		msg = fmt.Sprintf("Stopping; %d queued %s dropped.", n, text.Plural(n, "message", "messages"))
+		w.correct(ctx, said, fmt.Sprintf("Stopping; %d queued %s dropped.", n, text.Plural(n, "message", "messages")), false)
 	}
-	w.reply(ctx, msg)
+}
+
+// correct replaces a notice the bot posted (ref) with what turned out,
+// at once (a final state: never paced, never dropped).
+func (w *worker) correct(ctx context.Context, ref adapters.MessageRef, text string, isErr bool) {
+	if w.ad == nil {
+		return
+	}
+	if ref.ID == "" { // the first notice was not posted
+		w.notice(ctx, text, isErr)
+		return
+	}
+	m := adapters.Message{Kind: adapters.KindNotice, Text: text, Error: isErr, Final: true}
+	if err := w.ad.Edit(ctx, ref, m); err != nil {
+		w.log.Warn("edit notice", "err", err)
+	}
 }
 
 func (w *worker) cmdNew(ctx context.Context, ev adapters.Event, _ []string) {

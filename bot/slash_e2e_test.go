@@ -275,8 +275,9 @@ func TestConsoleSlashDroppedByStop(t *testing.T) {
 	h.say("/context")
 	h.expect("`/context` runs once Claude has finished this turn")
 	h.say("stop")
+	h.expect(`\* Stopping\.`) // said at once, before the CLI confirms
 	h.expect("`/context` was dropped")
-	h.expect(`Stopp`)
+	h.expect(`— ■ Stopped`)
 	h.say("hello")
 	h.expect(`claude: ok: .*hello`)
 	if got := stdin.texts(); slices.Contains(got, "/context") {
