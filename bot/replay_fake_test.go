@@ -32,6 +32,8 @@ type fakeProc struct {
 	steps   []replayStep
 	repeat  bool                  // start over when the transcript ends
 	crashAt int                   // exit mid-turn before this step (-1: never)
+	// interruptErr, when set, is what every Interrupt returns.
+	interruptErr error
 	endExit *claudeproc.ExitInfo  // exit after the last replayStep
 	events  chan claudeproc.Event // unbuffered: a sent event has been received
 	kick    chan struct{}
@@ -341,6 +343,10 @@ func (f *fakeProc) Deny(id, msg string, interrupt bool) error {
 func (f *fakeProc) Interrupt(ctx context.Context, _ bool) (claudeproc.InterruptResult, error) {
 	c := make(chan claudeproc.InterruptResult, 1)
 	f.mu.Lock()
+	if f.interruptErr != nil {
+		f.mu.Unlock()
+		return claudeproc.InterruptResult{}, f.interruptErr
+	}
 	if f.stopping || f.closing || f.crash {
 		f.mu.Unlock()
 		return claudeproc.InterruptResult{}, claudeproc.ErrExited

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -368,5 +369,34 @@ func TestReplayCrashWithPendingApproval(t *testing.T) {
 		// render.go finishTurnAbruptly ends the turn without finishing its
 		// tool lines (onResult does): the Bash line stays "running".
 		t.Skip("KNOWN BUG: the tool line of a turn ended by a crash is never finished")
+	}
+}
+
+// "Stopping." is said as soon as the stop is accepted; when the CLI then
+// fails the interrupt, the same notice says so, and nothing claims the
+// turn stopped.
+func TestReplayStopThatFailsSaysSo(t *testing.T) {
+	cli := newFakeCLI(t, func(_ int, o claudeproc.Options) (*fakeProc, error) {
+		p := newFakeProc(context.Background(), o, slices.Clone(loadTranscript(t, "interrupt-streaming")))
+		p.interruptErr = errors.New("the CLI did not answer")
+		return p, nil
+	})
+	h := newReplayHarness(t, cli, nil)
+	h.say(recordedInputs(t, "interrupt-streaming")[0].prompt())
+	p := cli.proc(0)
+	deadline := time.After(replayWait)
+	for what, _ := p.state(); what != "interrupt"; what, _ = p.state() {
+		select {
+		case <-p.changed:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("the replay never waited for an interrupt (waits for %q)", what)
+		}
+	}
+	h.say("stop")
+	see(h, `^\[main\] \* Stopping\.$`)
+	see(h, `^\[main\] \* Could not stop the turn: the CLI did not answer$`)
+	if strings.Contains(h.out.String(), "■ Stopped") {
+		t.Errorf("a turn whose interrupt failed was shown stopped:\n%s", h.out.String())
 	}
 }
