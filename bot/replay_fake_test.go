@@ -30,15 +30,15 @@ type fakeProc struct {
 	ctx     context.Context
 	opts    claudeproc.Options
 	steps   []replayStep
-	repeat  bool                  // start over when the transcript ends
-	crashAt int                   // exit mid-turn before this step (-1: never)
+	repeat  bool // start over when the transcript ends
+	crashAt int  // exit mid-turn before this step (-1: never)
 	// interruptErr, when set, is what every Interrupt returns.
 	interruptErr error
-	endExit *claudeproc.ExitInfo  // exit after the last replayStep
-	events  chan claudeproc.Event // unbuffered: a sent event has been received
-	kick    chan struct{}
-	changed chan struct{}
-	done    chan struct{}
+	endExit      *claudeproc.ExitInfo  // exit after the last replayStep
+	events       chan claudeproc.Event // unbuffered: a sent event has been received
+	kick         chan struct{}
+	changed      chan struct{}
+	done         chan struct{}
 
 	mu         sync.Mutex
 	cursor     int
