@@ -289,8 +289,8 @@ func (h *benchLogCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *benchLogCounter) WithGroup(string) slog.Handler      { return h }
 
 // BenchmarkIdleThread measures what the bot keeps for a thread that is idle:
-// N threads each get one message through Bot.toWorker (the path Deliver
-// takes) and are waited for until idle; the heap (after GC) and the
+// N threads each get one message (each from its own user) through
+// Bot.toWorker (the path Deliver takes) and are waited for until idle; the heap (after GC) and the
 // goroutine stacks are compared with before, divided by N.
 //
 //   - help: the message is the `help` command; no process is involved.
@@ -369,8 +369,11 @@ func benchIdleBatch(b *testing.B, conversation bool) benchIdleResult {
 	batch := func(prefix string, n int) {
 		for i := range n {
 			t := adapters.ThreadRef{Platform: "bench", Channel: "C1", Thread: fmt.Sprintf("%s%04d", prefix, i)}
+			// A user of their own per thread: the per-user cap
+			// (MaxThreadsPerUser, 3) is in force, as in production.
+			user := adapters.User{ID: fmt.Sprintf("bench-user-%s%04d", prefix, i), Name: "Bench"}
 			ok := bt.toWorker(t.Key(), input{kind: inEvent, ev: adapters.Event{
-				Thread: t, User: adapters.User{ID: "bench-user", Name: "Bench"},
+				Thread: t, User: user,
 				Message: &adapters.Incoming{ID: t.Thread, Text: text, Mentioned: true},
 			}})
 			if !ok {
