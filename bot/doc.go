@@ -66,6 +66,12 @@
 //   - A turn's final text always lands: its result, the process exiting
 //     mid-turn and stop each show all the turn's text as final before the
 //     footer or the notice that ends it.
+//   - A text is final as soon as the CLI's complete assistant line for it
+//     arrives (one per content block), not at message_stop or the result:
+//     the last words wait for no edit pacing.
+//   - stop says "Stopping." as soon as it is accepted, before the CLI
+//     confirms; if the interrupt fails the same notice is edited to say
+//     so, and nothing says the turn stopped.
 //   - Files are fetched only on the thread's worker, for a message that goes
 //     to Claude: after Deliver checked the sender, after the thread was
 //     loaded, after commands, typed decisions and the per-user quota had
