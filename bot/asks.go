@@ -85,7 +85,7 @@ func (w *worker) onCanUseTool(ctx context.Context, cr *claudeproc.ControlRequest
 		return
 	}
 	ps.ref = &ref
-	w.recordShown(ctx, p.ID, ref, c.ToolUseID)
+	w.lines.shown(ctx, &w.view, p.ID, ref, c.ToolUseID)
 	asked := thread.Asked{Num: ps.num, Tool: p.Tool, Question: p.Question, Expires: p.ExpiresAt}
 	each(w.parts, func(h thread.Asks) { h.Asked(ctx, asked) })
 	w.updateIdle()

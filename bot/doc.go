@@ -195,9 +195,9 @@
 // live.go's set of the sessions' processes not seen ending yet;
 // recover.go (Recover, at start) ends what a previous run left,
 // expires its pending approvals, closes its unfinished turns and tells
-// their threads; expiredlines.go stores where a request's tool line is
-// beside its prompt (the platform's ref, mailroom.go's resolver) and
-// ends the line of one Recover expired; settle.go settles a message taken in and tells the
+// their threads; restartlines.go stores where a request's tool line is
+// beside its prompt, and each tool line running (the platform's ref,
+// mailroom.go's resolver), and ends them at the next start; settle.go settles a message taken in and tells the
 // threads of those a restart caught unsettled; records.go owes what the
 // storage refused of what a thread was shown (a turn's end, a message's
 // settlement) until it is written.

@@ -21,7 +21,8 @@ import (
 //   - turns it never finished are closed as interrupted: they count in
 //     `status` and `cost`, and their threads are told, once;
 //   - approvals left pending can no longer be answered (their process is
-//     gone): they are marked expired and their prompts say so;
+//     gone): they are marked expired and their prompts and tool lines say
+//     so; tool lines left running are shown stopped (restartlines.go);
 //   - messages taken in and never taken up (settle.go): their threads are
 //     told, once;
 //   - what the extensions keep of operations cut off (thread.Recoverer: a
@@ -46,6 +47,9 @@ func (b *Bot) Recover(ctx context.Context) error {
 		b.cfg.Observer.TurnEnded(TurnInterrupted, 0)
 	}
 	if err := b.expireApprovals(ctx); err != nil {
+		return err
+	}
+	if err := b.endRunningLines(ctx); err != nil {
 		return err
 	}
 	if err := b.tellInterrupted(ctx); err != nil {

@@ -23,6 +23,9 @@ type toolLine struct {
 	started time.Time
 	shownAt time.Time
 	done    bool
+	// stored is the platform ref under which the line is recorded as
+	// running (restartlines.go), "" while it is not.
+	stored string
 }
 
 // keyInput picks what a tool line shows of its input.
@@ -126,6 +129,16 @@ func (v *view) toolDone(ctx context.Context, id string, isErr bool, output strin
 func (v *view) endTool(tl *toolLine) {
 	tl.done = true
 	delete(v.toolInputs, tl.id)
+	v.unstore(tl)
+}
+
+// unstore marks the line as no longer running for its record: the worker
+// forgets the record (restartlines.go).
+func (v *view) unstore(tl *toolLine) {
+	if tl.stored != "" {
+		v.unstored = append(v.unstored, tl.stored)
+		tl.stored = ""
+	}
 }
 
 // closeTools ends the lines of tools that will not report any more
@@ -155,6 +168,7 @@ func (v *view) toolWaiting(ctx context.Context, id string) {
 		return
 	}
 	tl.tool.State, tl.tool.Elapsed = adapters.ToolWaiting, 0
+	v.unstore(tl) // its request's record says where it is now
 	v.showTool(ctx, tl)
 }
 

@@ -34,6 +34,9 @@ type view struct {
 	// toolInputs keeps what each running tool call asked, by tool_use id:
 	// some approval requests (ExitPlanMode) carry an empty input.
 	toolInputs map[string]json.RawMessage
+	// unstored are the records of running lines that ended or wait,
+	// for the worker to forget (restartlines.go).
+	unstored []string
 
 	// ticker starts the refresh of running tools' time (tick) while a
 	// tool runs; tickC delivers it, stopTick ends it.

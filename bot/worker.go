@@ -88,7 +88,8 @@ type worker struct {
 	autoRun *thread.Run
 
 	idleTimer *time.Timer
-	records   records // what the thread was shown that the storage refused (records.go)
+	records   records  // what the thread was shown that the storage refused (records.go)
+	lines     lineBook // where its tool lines are, for the next start (restartlines.go)
 }
 
 func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
@@ -104,6 +105,7 @@ func newWorker(b *Bot, ref adapters.ThreadRef) *worker {
 		queued:  make(map[string]*queuedPrompt),
 		posted:  newPosted(),
 		records: records{deps: d},
+		lines:   lineBook{deps: d},
 	}
 	w.sess = session{deps: d, start: b.start, evict: func() { b.toWorkerEvict(d.key) },
 		launch: func(l *thread.Launch) {
@@ -131,7 +133,7 @@ func (w *worker) run(ctx context.Context) {
 	defer w.idleTimer.Stop()
 	w.face = &face{host: host{w.b}, w: w}
 	w.parts = attach(w.b.cfg.Extensions, w.face)
-	defer func() { w.records.lastTry(); w.posted.close() }() // the records owed: records.go
+	defer func() { w.records.lastTry(); w.lines.sync(context.Background(), &w.view); w.posted.close() }() // the records owed: records.go, restartlines.go
 	// ctx ending means: stop. What is being handled when it ends (a result,
 	// its footer, the thread's record) still completes; the adapters and
 	// the store bound each call by their own timeouts.
@@ -181,6 +183,7 @@ func (w *worker) run(ctx context.Context) {
 		}
 		s := w.state()
 		each(w.parts, func(p thread.Watcher) { p.Watch(work, s) })
+		w.lines.sync(work, &w.view)
 		if w.quiet() {
 			w.resetIdle()
 		}

@@ -40,7 +40,8 @@
 //   - approvals.go, rules.go: approvals, rules and the audit log.
 //   - schedules.go: schedules and their runs; runsettle.go: a run's
 //     thread, and the runs a stopped bot left running, settled at start; accounts.go: chat accounts
-//     and sync cursors; processes.go: the processes of live sessions.
+//     and sync cursors; processes.go: the processes of live sessions;
+//     toollines.go: the tool lines shown running.
 //   - lock.go: the lock that makes one process the database's owner (an
 //     exclusive flock on <db>.lock naming its holder; not taken by Open,
 //     so that others may read).

@@ -326,4 +326,15 @@ CREATE TABLE channel_mcp_servers (
 ALTER TABLE approvals ADD COLUMN tool_ref TEXT NOT NULL DEFAULT '';
 ALTER TABLE approvals ADD COLUMN tool_depth INTEGER NOT NULL DEFAULT 0;
 `),
+	// Tool lines shown running: what a restart finds here was left
+	// running by a run that died, and is shown stopped (issue 27).
+	sqlMigration("running tool lines", `
+CREATE TABLE tool_lines (
+	ref        TEXT PRIMARY KEY,
+	thread_key TEXT NOT NULL,
+	tool       TEXT NOT NULL,
+	input      TEXT NOT NULL DEFAULT '',
+	depth      INTEGER NOT NULL DEFAULT 0
+);
+`),
 }

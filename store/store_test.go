@@ -126,6 +126,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"table session_processes",
 		"table sync_cursors",
 		"table threads",
+		"table tool_lines",
 		"table turns",
 	}
 	if got := schemaObjects(t, s.read); !slices.Equal(got, want) {

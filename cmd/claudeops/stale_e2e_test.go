@@ -33,6 +33,9 @@ var staleCases = []staleCase{
 	{"ask one", regexp.MustCompile(`AskUserQuestion.* — not answered: the question expired when the bot restarted`), "Expired: the bot restarted before anyone decided"},
 }
 
+// ranText is what a tool line left running says after the restart.
+var ranText = regexp.MustCompile(`sleep 30.* — stopped: the bot restarted while it ran`)
+
 // staleWait bounds the wait for the restarted bot's edits: the test stays
 // well under a minute when they never come.
 const staleWait = 30 * time.Second
@@ -74,6 +77,20 @@ func TestSlackKill9LeavesNoWaitingLine(t *testing.T) {
 		tool := find(root, `⏸ .* — waiting for`, false)
 		lefts = append(lefts, left{root, prompt.TS, tool.TS})
 	}
+	// A call allowed and running, its line showing its running time.
+	ran := fs.Post(alice, general, mention+"run nice sleep 30")
+	if err := fs.Click(alice, general, find(ran, ".", true).TS, "claudeops_approval_allow"); err != nil {
+		t.Fatal(err)
+	}
+	running := find(ran, `⚙ .*sleep 30`, false).TS
+	// Past the view's first tick (5 s): the line has run long enough to
+	// be recorded.
+	if !fs.WaitFor(12*time.Second, func() bool {
+		m, _ := fs.Message(general, running)
+		return regexp.MustCompile(`⚙ .*sleep 30.* · \d+s`).MatchString(m.VisibleText())
+	}) {
+		t.Logf("no running time shown:\n%s", slackDump(fs, general, ran))
+	}
 	killBot(t, r.bot.cmd.Process.Signal, r.home)
 	r.bot.done <- <-r.bot.done
 
@@ -84,7 +101,12 @@ func TestSlackKill9LeavesNoWaitingLine(t *testing.T) {
 		return !hasButtons(p) && strings.Contains(p.VisibleText(), staleCases[i].prompt) &&
 			staleCases[i].tool.MatchString(tl.VisibleText()) && !strings.Contains(tl.VisibleText(), "waiting")
 	}
-	fs.WaitFor(staleWait, func() bool { return final(0) && final(1) })
+	stopped := func() bool { m, _ := fs.Message(general, running); return ranText.MatchString(m.VisibleText()) }
+	fs.WaitFor(staleWait, func() bool { return final(0) && final(1) && stopped() })
+	if !stopped() {
+		m, _ := fs.Message(general, running)
+		t.Errorf("the line of the call left running: %s, want %q\nthread:\n%s", m.VisibleText(), ranText, slackDump(fs, general, ran))
+	}
 	for i, c := range staleCases {
 		if !final(i) {
 			p, _ := fs.Message(general, lefts[i].prompt)
@@ -126,18 +148,6 @@ func TestMatrixKill9LeavesNoWaitingLine(t *testing.T) {
 		}
 		return found
 	}
-	type left struct{ root, prompt, tool id.EventID }
-	var lefts []left
-	for _, c := range staleCases {
-		root := alice.SendText(room, c.say, r.bot.ID, "")
-		tool := byBot(root, func(m dendrite.Message) bool { return strings.Contains(m.Body, " — waiting for") })
-		prompt := byBot(root, func(m dendrite.Message) bool { return m.ID != tool.ID && m.ID != root })
-		lefts = append(lefts, left{root, prompt.ID, tool.ID})
-	}
-	killBot(t, cmd.Process.Signal, r.home)
-	_ = cmd.Wait()
-
-	r.start()
 	body := func(root, ev id.EventID) string {
 		for _, m := range alice.Thread(room, root) {
 			if m.ID == ev {
@@ -146,6 +156,24 @@ func TestMatrixKill9LeavesNoWaitingLine(t *testing.T) {
 		}
 		return ""
 	}
+	type left struct{ root, prompt, tool id.EventID }
+	var lefts []left
+	for _, c := range staleCases {
+		root := alice.SendText(room, c.say, r.bot.ID, "")
+		tool := byBot(root, func(m dendrite.Message) bool { return strings.Contains(m.Body, " — waiting for") })
+		prompt := byBot(root, func(m dendrite.Message) bool { return m.ID != tool.ID && m.ID != root })
+		lefts = append(lefts, left{root, prompt.ID, tool.ID})
+	}
+	ran := alice.SendText(room, "run nice sleep 30", r.bot.ID, "")
+	alice.React(room, byBot(ran, func(m dendrite.Message) bool { return strings.Contains(m.Body, "React ✅ allow") }).ID, "✅")
+	running := byBot(ran, func(m dendrite.Message) bool { return strings.Contains(m.Body, "⚙️ **Bash** `nice sleep 30`") }).ID
+	if !alice.WaitFor(12*time.Second, func() bool { return regexp.MustCompile(`sleep 30.* · \d+s`).MatchString(body(ran, running)) }) {
+		t.Logf("no running time shown:\n%s", matrixDump(alice, room, ran))
+	}
+	killBot(t, cmd.Process.Signal, r.home)
+	_ = cmd.Wait()
+
+	r.start()
 	final := func(i int) bool {
 		tl := body(lefts[i].root, lefts[i].tool)
 		return staleCases[i].tool.MatchString(tl) && !strings.Contains(tl, "waiting")
@@ -153,7 +181,11 @@ func TestMatrixKill9LeavesNoWaitingLine(t *testing.T) {
 	bashPrompt := func() bool {
 		return strings.Contains(body(lefts[0].root, lefts[0].prompt), staleCases[0].prompt) && !botReacted(alice, room, lefts[0].prompt, r.bot.ID)
 	}
-	alice.WaitFor(staleWait, func() bool { return final(0) && final(1) && bashPrompt() })
+	stopped := func() bool { return ranText.MatchString(body(ran, running)) }
+	alice.WaitFor(staleWait, func() bool { return final(0) && final(1) && bashPrompt() && stopped() })
+	if !stopped() {
+		t.Errorf("the line of the call left running: %q, want %q\nthread:\n%s", body(ran, running), ranText, matrixDump(alice, room, ran))
+	}
 	for i, c := range staleCases {
 		if !final(i) {
 			t.Errorf("%q after the restart: tool line %q, want %q\nthread:\n%s", c.say, body(lefts[i].root, lefts[i].tool), c.tool, matrixDump(alice, room, lefts[i].root))
