@@ -195,10 +195,11 @@
 // live.go's set of the sessions' processes not seen ending yet;
 // recover.go (Recover, at start) ends what a previous run left,
 // expires its pending approvals, closes its unfinished turns and tells
-// their threads; restartlines.go stores where a request's tool line is
-// beside its prompt, and each tool line running (the platform's ref,
-// mailroom.go's resolver), and ends them at the next start; settle.go settles a message taken in and tells the
-// threads of those a restart caught unsettled; records.go owes what the
+// their threads; restartlines.go (lineBook, a part of the worker) stores
+// where a request's tool line is beside its prompt, and each tool line
+// running (the platform's ref, mailroom.go's resolver), and Recover ends
+// them at the next start; settle.go settles a message taken in and tells
+// the threads of those a restart caught unsettled; records.go owes what the
 // storage refused of what a thread was shown (a turn's end, a message's
 // settlement) until it is written.
 package bot
