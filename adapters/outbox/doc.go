@@ -20,7 +20,8 @@
 //     to the post the platform took (OnPosted, Posted).
 //   - editor.go: the Editor, the pacing under the lanes. Per platform
 //     message only the latest content is kept and sent, at most once per
-//     interval; a final state is urgent (sent at once, never dropped) and
+//     interval (a post counts as a send: Posted); a final state is
+//     urgent (sent at once, never dropped) and
 //     lands before the adapter's next post in the thread (FlushThread);
 //     failed sends are retried as the adapter says; Close sends what is
 //     pending. Its ids are the platform's messages, not the bot's refs: a

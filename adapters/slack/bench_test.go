@@ -58,10 +58,10 @@ type turnCase struct {
 }
 
 var turnCases = []turnCase{
-	{"short", "short", false, 4},
+	{"short", "short", false, 3},
 	{"short/deltas", "deltas", false, 4},
 	{"streamed", "streamed", false, 6},
-	{"6000chars/chat.update", "long6k", false, 5},
+	{"6000chars/chat.update", "long6k", false, 6},
 	{"6000chars/streaming", "long6k", true, 6},
 }
 

@@ -88,6 +88,10 @@ func (a *Adapter) editNow(ctx context.Context, ref adapters.MessageRef, m adapte
 	if p.stream {
 		return a.appendStream(ctx, p, m)
 	}
+	if a.holdStop(ctx, p, m) {
+		return nil
+	}
+	_ = a.takeHeld(p.channel, p.thread, p) // this edit supersedes what was held
 	return a.render(ctx, p, m)
 }
 
@@ -111,6 +115,8 @@ type threadState struct {
 	// text: the turn's footer, which comes next, takes its place with one
 	// chat.update instead of a chat.delete and a chat.postMessage.
 	spare string
+	// held is a text whose final edit waits for the footer (heldstop.go).
+	held *held
 }
 
 func (a *Adapter) thread(channel, thread string) *threadState {
@@ -157,8 +163,11 @@ func (a *Adapter) replying(ctx context.Context, channel, thread string) (done fu
 // limit). Per thread one call is in flight at a time and only the latest
 // status waits, so statuses land in the order they were set. A failure is
 // logged there, not returned.
-func (d *direct) SetStatus(_ context.Context, t adapters.ThreadRef, status string) error {
+func (d *direct) SetStatus(ctx context.Context, t adapters.ThreadRef, status string) error {
 	a := (*Adapter)(d)
+	if status == "" {
+		a.releaseHeld(ctx, t.Channel, t.Thread) // the turn is over: no Stop stays
+	}
 	k := threadKey(t.Channel, t.Thread)
 	a.status.Set(k, k, statusEdit{channel: t.Channel, thread: t.Thread, status: status}, true)
 	return nil

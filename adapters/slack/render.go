@@ -77,6 +77,9 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 	a.flushThread(ctx, t)
 	p := &posted{channel: t.Channel, thread: t.Thread}
 	if m.Kind == adapters.KindFooter {
+		if ref, ok := a.footerInHeld(ctx, t, m); ok {
+			return ref, nil
+		}
 		if ts := a.takeSpare(t.Channel, t.Thread); ts != "" {
 			// The ended stream's Stop control becomes the footer.
 			spare := &posted{channel: t.Channel, thread: t.Thread, ts: []string{ts}, shown: []string{""}}
@@ -179,6 +182,7 @@ func (a *Adapter) reply(ctx context.Context, channel, thread string, opts ...sla
 	// A spare Stop control left above a message that is not the footer
 	// would show a dead button mid-thread.
 	a.deleteMessage(ctx, channel, a.takeSpare(channel, thread))
+	a.releaseHeld(ctx, channel, thread)
 	done := a.replying(ctx, channel, thread)
 	ts, err := a.postMessage(ctx, channel, append(opts, slack.MsgOptionTS(thread))...)
 	if err == nil {
