@@ -87,9 +87,9 @@ func TestSlackKill9LeavesNoWaitingLine(t *testing.T) {
 	// be recorded.
 	if !fs.WaitFor(12*time.Second, func() bool {
 		m, _ := fs.Message(general, running)
-		return regexp.MustCompile(`⚙ .*sleep 30.* · \d+s`).MatchString(m.VisibleText())
+		return regexp.MustCompile(`⚙ .*sleep 30.* · \d`).MatchString(m.VisibleText())
 	}) {
-		t.Logf("no running time shown:\n%s", slackDump(fs, general, ran))
+		t.Fatalf("no running time shown:\n%s", slackDump(fs, general, ran))
 	}
 	killBot(t, r.bot.cmd.Process.Signal, r.home)
 	r.bot.done <- <-r.bot.done
@@ -167,8 +167,8 @@ func TestMatrixKill9LeavesNoWaitingLine(t *testing.T) {
 	ran := alice.SendText(room, "run nice sleep 30", r.bot.ID, "")
 	alice.React(room, byBot(ran, func(m dendrite.Message) bool { return strings.Contains(m.Body, "React ✅ allow") }).ID, "✅")
 	running := byBot(ran, func(m dendrite.Message) bool { return strings.Contains(m.Body, "⚙️ **Bash** `nice sleep 30`") }).ID
-	if !alice.WaitFor(12*time.Second, func() bool { return regexp.MustCompile(`sleep 30.* · \d+s`).MatchString(body(ran, running)) }) {
-		t.Logf("no running time shown:\n%s", matrixDump(alice, room, ran))
+	if !alice.WaitFor(12*time.Second, func() bool { return regexp.MustCompile(`sleep 30.* · \d`).MatchString(body(ran, running)) }) {
+		t.Fatalf("no running time shown:\n%s", matrixDump(alice, room, ran))
 	}
 	killBot(t, cmd.Process.Signal, r.home)
 	_ = cmd.Wait()
