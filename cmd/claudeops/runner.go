@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/claudeops/claudeops/claudeproc"
-	"github.com/claudeops/claudeops/claudeproc/docker"
-	"github.com/claudeops/claudeops/claudeproc/kubernetes"
 )
 
 // runnerKind is one runner's configuration, read from the environment by
@@ -48,8 +46,8 @@ type runnerConfig struct {
 	Kind       string `env:"CLAUDEOPS_RUNNER"`
 	Local      claudeproc.LocalSettings
 	Sandbox    claudeproc.SandboxSettings
-	Docker     docker.Settings
-	Kubernetes kubernetes.Settings
+	Docker     dockerRunner     // docker.Settings, unless -tags nodocker
+	Kubernetes kubernetesRunner // kubernetes.Settings, unless -tags nokubernetes
 	// why says how Kind was chosen (choose), for the log and /readyz.
 	why string
 }
