@@ -96,7 +96,7 @@ func TestHostileNames(t *testing.T) {
 		if _, err := gitRun(t, nil, "check-ref-format", "refs/heads/"+branch); err != nil {
 			t.Errorf("%q → %q: git check-ref-format refuses it: %v", n, branch, err)
 		}
-		if strings.HasPrefix(c, "-") || len(c) > maxName || !validComponent(c) {
+		if strings.HasPrefix(c, "-") || len(c) > maxName || !validComponent().MatchString(c) {
 			t.Errorf("%q → %q: not a valid component", n, c)
 		}
 	}

@@ -3,6 +3,7 @@ package workspace
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // BranchPrefix starts every branch the manager makes; local branches of a
@@ -43,8 +44,11 @@ func component(name string) string {
 }
 
 // validComponent says whether c could have come from component, possibly
-// with a uniqueness suffix: the check on a Worktree handed back to us.
-var validComponent = regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]{0,62}[a-z0-9_])?$`).MatchString
+// with a uniqueness suffix: the check on a Worktree handed back to us,
+// compiled at first use rather than at every start.
+var validComponent = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9_]([a-z0-9_-]{0,62}[a-z0-9_])?$`)
+})
 
 // isObjectID says whether s is a full object id (SHA-1 or SHA-256), the
 // only form in which ids cross the API (never a ref or an option).

@@ -115,7 +115,7 @@ func (m *Manager) open(wt Worktree) (*repoRef, error) {
 		return nil, err
 	}
 	comp := filepath.Base(wt.Path)
-	if wt.Path != filepath.Join(r.trees, comp) || !validComponent(comp) ||
+	if wt.Path != filepath.Join(r.trees, comp) || !validComponent().MatchString(comp) ||
 		wt.Branch != BranchPrefix+comp || !isObjectID(wt.Base) {
 		return nil, fmt.Errorf("%w: %s", ErrBadWorktree, wt.Path)
 	}

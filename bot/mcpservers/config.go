@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Config is the extension's settings, with their env tags.
@@ -79,8 +80,9 @@ func (c *Catalog) Programs() []string {
 	return append(out, c.PluginDirs...)
 }
 
-// nameRE: the CLI names a server's tools mcp__<name>__<tool>.
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// nameRE: the CLI names a server's tools mcp__<name>__<tool>. Compiled at first
+// use: a deployment without MCP servers never pays for it.
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // keys are the fields a server may have, by transport.
 var keys = map[string][]string{
@@ -149,7 +151,7 @@ func loadFile(path string, reserved []string) ([]Server, []string) {
 // checkServer checks one server's fields, all of them.
 func checkServer(name string, fields map[string]json.RawMessage, reserved []string) (Server, []string) {
 	var bad []string
-	if !nameRE.MatchString(name) {
+	if !nameRE().MatchString(name) {
 		bad = append(bad, "a name is letters, digits, _ and - (at most 64)")
 	}
 	if slices.Contains(reserved, name) {

@@ -66,10 +66,13 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Compiled at first use, not at init: counted repetitions make large
+// programs, paid by every start of a build that links this package
+// (docs/PERFORMANCE.md, "How much memory does the bot hold?").
 var (
-	instanceRe = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`)
+	instanceRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$`) })
 	networkRe  = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
-	userRe     = regexp.MustCompile(`^([0-9]{1,10}):([0-9]{1,10})$`)
+	userRe     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,10}):([0-9]{1,10})$`) })
 )
 
 // Check lists what is wrong with c, all at once (its zero fields are
@@ -80,7 +83,7 @@ func (c Config) Check() []string {
 	if c.Image == "" {
 		bad = append(bad, "image is required")
 	}
-	if !instanceRe.MatchString(c.Instance) {
+	if !instanceRe().MatchString(c.Instance) {
 		bad = append(bad, fmt.Sprintf("instance %q: want 1-64 letters, digits, '_', '.', '-'", c.Instance))
 	}
 	// A "container:<id>" mode would join another container's namespace
@@ -88,7 +91,7 @@ func (c Config) Check() []string {
 	if c.Network != "" && !networkRe.MatchString(c.Network) {
 		bad = append(bad, fmt.Sprintf("network %q: want bridge, none, host or a network's name", c.Network))
 	}
-	if c.User != "" && !userRe.MatchString(c.User) {
+	if c.User != "" && !userRe().MatchString(c.User) {
 		bad = append(bad, fmt.Sprintf("user %q: want uid:gid, numbers", c.User))
 	}
 	if c.Memory < 0 || (c.Memory > 0 && c.Memory < 64<<20) {
@@ -133,7 +136,7 @@ func New(cfg Config) (*Runner, error) {
 		cfg.Pids = DefaultPids
 	}
 	r := &Runner{cfg: cfg, uid: os.Getuid(), gid: os.Getgid(), log: cfg.Logger}
-	if m := userRe.FindStringSubmatch(cfg.User); m != nil {
+	if m := userRe().FindStringSubmatch(cfg.User); m != nil {
 		r.uid, _ = strconv.Atoi(m[1])
 		r.gid, _ = strconv.Atoi(m[2])
 	}

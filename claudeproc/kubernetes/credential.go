@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // A Pod's spec, environment included, is readable by whoever may read Pods
@@ -27,14 +28,16 @@ var credentialParts = []string{"PAT", "PWD", "PASS", "CERT", "JWT", "OTP"}
 // user and app tokens, AWS access keys, Google API keys, npm, PyPI,
 // Hugging Face, Stripe, DigitalOcean, Docker Hub, a JWT, a PEM private
 // key).
-var credentialValue = regexp.MustCompile(`(?i)authorization|bearer\s|api[-_]?key` +
-	`|sk-ant-|\bsk-(proj-)?[A-Za-z0-9_-]{20,}` +
-	`|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{20,}` +
-	`|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}` +
-	`|\b(AKIA|ASIA)[A-Z0-9]{16}\b|\bAIza[A-Za-z0-9_-]{30,}` +
-	`|\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{30,}|\bhf_[A-Za-z0-9]{30,}` +
-	`|\b[sr]k_(live|test)_[A-Za-z0-9]{16,}|\bdop_v1_[a-f0-9]{40,}|\bdckr_pat_[A-Za-z0-9_-]{20,}` +
-	`|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.|-----BEGIN [A-Z ]*PRIVATE KEY`)
+var credentialValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)authorization|bearer\s|api[-_]?key` +
+		`|sk-ant-|\bsk-(proj-)?[A-Za-z0-9_-]{20,}` +
+		`|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bglpat-[A-Za-z0-9_-]{20,}` +
+		`|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}` +
+		`|\b(AKIA|ASIA)[A-Z0-9]{16}\b|\bAIza[A-Za-z0-9_-]{30,}` +
+		`|\bnpm_[A-Za-z0-9]{30,}|\bpypi-[A-Za-z0-9_-]{30,}|\bhf_[A-Za-z0-9]{30,}` +
+		`|\b[sr]k_(live|test)_[A-Za-z0-9]{16,}|\bdop_v1_[a-f0-9]{40,}|\bdckr_pat_[A-Za-z0-9_-]{20,}` +
+		`|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.|-----BEGIN [A-Z ]*PRIVATE KEY`)
+})
 
 // Credential reports whether a variable holds a credential by its name
 // (ANTHROPIC_API_KEY, AWS_SECRET_ACCESS_KEY, GH_PAT, …), by its value (a
@@ -55,7 +58,7 @@ func Credential(name, val string) bool {
 			}
 		}
 	}
-	if credentialValue.MatchString(val) || randomWord(strings.TrimSpace(val)) {
+	if credentialValue().MatchString(val) || randomWord(strings.TrimSpace(val)) {
 		return true
 	}
 	for _, field := range strings.Fields(val) {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
@@ -78,34 +79,37 @@ type Config struct {
 	Logger       *slog.Logger
 }
 
-var labelValueRe = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9_.-]{0,61}[a-zA-Z0-9])?$`)
+// Compiled at first use, not at init: counted repetitions make large
+// programs, paid by every start of a build that links this package
+// (docs/PERFORMANCE.md, "How much memory does the bot hold?").
+var labelValueRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9_.-]{0,61}[a-zA-Z0-9])?$`) })
 
 // dnsLabelRe is a namespace's, a claim's or a Secret's name.
-var dnsNameRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+var dnsNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`) })
 
 // Check lists what is wrong with c, all at once. Each complaint starts
 // with the field's name in lower case.
 func (c Config) Check() []string {
 	var bad []string
-	if !dnsNameRe.MatchString(c.Namespace) || len(c.Namespace) > 63 {
+	if !dnsNameRe().MatchString(c.Namespace) || len(c.Namespace) > 63 {
 		bad = append(bad, fmt.Sprintf("namespace %q: want a namespace's name (lower case letters, digits, '-')", c.Namespace))
 	}
 	if c.Image == "" {
 		bad = append(bad, "image is required")
 	}
-	if !labelValueRe.MatchString(c.Instance) {
+	if !labelValueRe().MatchString(c.Instance) {
 		bad = append(bad, fmt.Sprintf("instance %q: want 1-63 letters, digits, '_', '.', '-', starting and ending with a letter or digit", c.Instance))
 	}
 	if c.UID <= 0 || c.GID < 0 {
 		bad = append(bad, fmt.Sprintf("user %d:%d: a Pod runs the CLI as a user other than root (uid above 0)", c.UID, c.GID))
 	}
-	if !dnsNameRe.MatchString(c.WorkClaim) {
+	if !dnsNameRe().MatchString(c.WorkClaim) {
 		bad = append(bad, fmt.Sprintf("claim %q: want the name of a PersistentVolumeClaim", c.WorkClaim))
 	}
 	if !filepath.IsAbs(c.WorkPath) || filepath.Clean(c.WorkPath) == "/" {
 		bad = append(bad, fmt.Sprintf("claim_path %q: want the absolute path (not /) where the bot has the claim mounted", c.WorkPath))
 	}
-	if c.Secret != "" && !dnsNameRe.MatchString(c.Secret) {
+	if c.Secret != "" && !dnsNameRe().MatchString(c.Secret) {
 		bad = append(bad, fmt.Sprintf("secret %q: want the name of a Secret", c.Secret))
 	}
 	if c.MemoryLimit.Sign() > 0 && c.MemoryRequest.Cmp(c.MemoryLimit) > 0 {

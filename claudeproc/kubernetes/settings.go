@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	units "github.com/docker/go-units"
@@ -65,7 +66,7 @@ var settingVars = map[string]string{
 }
 
 // userRe is CLAUDEOPS_RUNNER_USER's form.
-var userRe = regexp.MustCompile(`^([0-9]{1,10}):([0-9]{1,10})$`)
+var userRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{1,10}):([0-9]{1,10})$`) })
 
 // Name is CLAUDEOPS_RUNNER's value for it.
 func (Settings) Name() string { return "kubernetes" }
@@ -107,7 +108,7 @@ func (s Settings) Config(instance string) (Config, []string) {
 	}
 	c.UID, c.GID = int64(os.Getuid()), int64(os.Getgid())
 	if s.User != "" {
-		m := userRe.FindStringSubmatch(s.User)
+		m := userRe().FindStringSubmatch(s.User)
 		if m == nil {
 			bad = append(bad, fmt.Sprintf("CLAUDEOPS_RUNNER_USER %q: want uid:gid, numbers", s.User))
 		} else {
