@@ -49,7 +49,13 @@
 //     each start chooses (runnerConfig.choose): the sandbox where
 //     bubblewrap can make its namespaces, else local with a warning; the
 //     log and /readyz say which and why. Adding a runner is its type and
-//     one field of runnerConfig.
+//     one field of runnerConfig. runner_docker.go and
+//     runner_kubernetes.go name the two runners with a client of their
+//     own; a build with -tags nodocker or nokubernetes has a stand-in
+//     instead (runner_nodocker.go, runner_nokubernetes.go, both
+//     runner_leftout.go's leftOut): the client is not linked, which saves
+//     the memory docs/PERFORMANCE.md measures, and the runner, still
+//     named, is refused at load with the tag that left it out.
 //   - platform.go: the chat platforms as a list: a platform's settings are
 //     its adapter's Config, tagged in its package; platform_console.go,
 //     platform_slack.go, platform_matrix.go say whether each is set up,
