@@ -27,10 +27,17 @@ import (
 // The times are taken outside the bot: the runner is wrapped so that
 // claude's stdout passes through a pipe this benchmark reads, noting the
 // last text delta, the complete assistant line and the message_stop after
-// it. One op is one turn in a live session.
+// it. One op is one turn in a live session. "budget": the adapter keeps
+// Slack's real rate budgets (chat.update, Tier 3, may wait for its
+// token); "unlimited": budgets ×1000, the bot's and the adapter's own path.
 //
 //	go test -tags goolm -run '^$' -bench CompleteAfterLastToken -benchtime 10x ./adapters/slack
 func BenchmarkCompleteAfterLastToken(b *testing.B) {
+	b.Run("budget", func(b *testing.B) { benchLastWords(b, 0) })
+	b.Run("unlimited", func(b *testing.B) { benchLastWords(b, 1000) })
+}
+
+func benchLastWords(b *testing.B, rateScale float64) {
 	tap := &stdoutTap{}
 	h := newHarness(b, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		last := req.LastUserText()
@@ -41,6 +48,7 @@ func BenchmarkCompleteAfterLastToken(b *testing.B) {
 		return text("warm.")
 	}, fakeslack.Options{}, func(bc *bot.Config, sc *slackadapter.Config) {
 		sc.EditInterval = 2 * time.Second
+		sc.RateScale = rateScale
 		tap.inner = bc.Runner
 		if tap.inner == nil {
 			tap.inner = claudeproc.Local{}
