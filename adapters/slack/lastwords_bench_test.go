@@ -1,11 +1,9 @@
 package slack_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,7 +11,6 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/bot"
-	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/internal/fakeslack"
 
@@ -49,11 +46,7 @@ func benchLastWords(b *testing.B, rateScale float64) {
 	}, fakeslack.Options{}, func(bc *bot.Config, sc *slackadapter.Config) {
 		sc.EditInterval = 2 * time.Second
 		sc.RateScale = rateScale
-		tap.inner = bc.Runner
-		if tap.inner == nil {
-			tap.inner = claudeproc.Local{}
-		}
-		bc.Runner = tap
+		tapRunner(bc, true, tap.note)
 	})
 	ts := h.fs.Post(alice, general, mention+"warm up")
 	h.waitThread(ts, `✓ .* turns?$`)
@@ -108,11 +101,9 @@ func (m *lastWords) wait(tb testing.TB) *lastWords {
 	return m
 }
 
-// stdoutTap is a claudeproc.Runner that hands the inner runner a pipe in
-// place of claude's stdout and copies every line across, noting when the
-// lines of an expected answer pass.
+// stdoutTap notes, of the lines claude prints (lineTap), when those of an
+// expected answer pass.
 type stdoutTap struct {
-	inner     claudeproc.Runner
 	mu        sync.Mutex
 	tail      string
 	lastDelta time.Time
@@ -143,37 +134,4 @@ func (t *stdoutTap) note(line []byte, at time.Time) {
 		close(t.cur.done)
 		t.cur = nil
 	}
-}
-
-func (t *stdoutTap) Start(ctx context.Context, spec claudeproc.Spec) (claudeproc.Handle, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	to := spec.Stdout
-	spec.Stdout = w
-	h, err := t.inner.Start(ctx, spec)
-	if err != nil { // the inner runner has closed w, as a runner owns its spec's ends
-		to.Close()
-		r.Close()
-		return nil, err
-	}
-	go func() {
-		defer to.Close()
-		defer r.Close()
-		br := bufio.NewReaderSize(r, 1<<16)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				t.note(line, time.Now())
-				if _, werr := to.Write(line); werr != nil {
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return h, nil
 }

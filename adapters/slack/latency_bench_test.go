@@ -33,11 +33,7 @@ func BenchmarkMessageToPrompt(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			tap := &stdinTap{seen: map[string]chan time.Time{}}
 			h := newHarness(b, script(nil), fakeslack.Options{}, func(bc *bot.Config, _ *slackadapter.Config) {
-				tap.inner = bc.Runner
-				if tap.inner == nil {
-					tap.inner = claudeproc.Local{}
-				}
-				bc.Runner = tap
+				tapRunner(bc, false, tap.note)
 			})
 			ts := h.fs.Post(alice, general, mention+"warm up")
 			h.waitThread(ts, `✓ .* turns?$`)
@@ -65,13 +61,11 @@ func BenchmarkMessageToPrompt(b *testing.B) {
 	}
 }
 
-// stdinTap is a claudeproc.Runner that hands the inner runner a pipe in
-// place of claude's stdin and copies every line across, noting when a line
-// holding an expected marker passes.
+// stdinTap notes, of the lines written to claude's stdin (lineTap), when
+// one holding an expected marker passes.
 type stdinTap struct {
-	inner claudeproc.Runner
-	mu    sync.Mutex
-	seen  map[string]chan time.Time
+	mu   sync.Mutex
+	seen map[string]chan time.Time
 }
 
 func (t *stdinTap) expect(marker string) <-chan time.Time {
@@ -93,35 +87,63 @@ func (t *stdinTap) note(line []byte, at time.Time) {
 	}
 }
 
-func (t *stdinTap) Start(ctx context.Context, spec claudeproc.Spec) (claudeproc.Handle, error) {
+// lineTap is a claudeproc.Runner that passes one of claude's pipes, its
+// stdin or (stdout set) its stdout, through a pipe of its own, telling
+// note of every line as it passes.
+type lineTap struct {
+	inner  claudeproc.Runner
+	stdout bool
+	note   func(line []byte, at time.Time)
+}
+
+// tapRunner wraps the bot's runner (claudeproc.Local when none is set).
+func tapRunner(bc *bot.Config, stdout bool, note func([]byte, time.Time)) {
+	inner := bc.Runner
+	if inner == nil {
+		inner = claudeproc.Local{}
+	}
+	bc.Runner = &lineTap{inner: inner, stdout: stdout, note: note}
+}
+
+func (t *lineTap) Start(ctx context.Context, spec claudeproc.Spec) (claudeproc.Handle, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	from := spec.Stdin
-	spec.Stdin = r
+	var from, to *os.File // the ends this tap relays between
+	if t.stdout {
+		from, to = r, spec.Stdout
+		spec.Stdout = w // claude writes w
+	} else {
+		from, to = spec.Stdin, w
+		spec.Stdin = r // claude reads r
+	}
 	h, err := t.inner.Start(ctx, spec)
-	if err != nil { // the inner runner has closed r, as a runner owns its spec's ends
+	if err != nil { // the inner runner has closed its end, as a runner owns its spec's ends
 		from.Close()
-		w.Close()
+		to.Close()
 		return nil, err
 	}
-	go func() {
-		defer from.Close()
-		defer w.Close()
-		br := bufio.NewReaderSize(from, 1<<16)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				t.note(line, time.Now())
-				if _, werr := w.Write(line); werr != nil {
-					return
-				}
-			}
-			if err != nil {
+	go relayLines(from, to, t.note)
+	return h, nil
+}
+
+// relayLines copies r to w line by line, telling note of each line as it
+// passes, until either end fails; then it closes both.
+func relayLines(r, w *os.File, note func([]byte, time.Time)) {
+	defer r.Close()
+	defer w.Close()
+	br := bufio.NewReaderSize(r, 1<<16)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			note(line, time.Now())
+			if _, werr := w.Write(line); werr != nil {
 				return
 			}
 		}
-	}()
-	return h, nil
+		if err != nil {
+			return
+		}
+	}
 }
