@@ -67,7 +67,7 @@ func (c *testConfig) bot(st *store.Store) Config {
 // harness runs a bot with the console adapter, the real CLI and the fake
 // model API. Its HOME and database survive restart().
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	api     *fakeanthropic.Server
 	bin     string
 	home    string
@@ -90,20 +90,20 @@ type harness struct {
 	cursor int
 }
 
-func newHarness(t *testing.T, script fakeanthropic.Script, mod func(*testConfig)) *harness {
+func newHarness(t testing.TB, script fakeanthropic.Script, mod func(*testConfig)) *harness {
 	t.Helper()
 	return newHarnessWrapped(t, script, mod, nil)
 }
 
 // newHarnessWrapped is newHarness with wrap around the console adapter.
-func newHarnessWrapped(t *testing.T, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter) *harness {
+func newHarnessWrapped(t testing.TB, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter) *harness {
 	t.Helper()
 	return newHarnessAt(t, script, mod, wrap, filepath.Join(t.TempDir(), "claudeops.db"))
 }
 
 // newHarnessAt is newHarnessWrapped with the database at db (on a small
 // file system, say).
-func newHarnessAt(t *testing.T, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter, db string) *harness {
+func newHarnessAt(t testing.TB, script fakeanthropic.Script, mod func(*testConfig), wrap func(adapters.Adapter) adapters.Adapter, db string) *harness {
 	t.Helper()
 	h := &harness{
 		wrap:    wrap,
