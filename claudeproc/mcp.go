@@ -22,7 +22,12 @@ import (
 //   - After the first user message, before its turn's first model request,
 //     the CLI sends initialize, notifications/initialized and tools/list,
 //     and waits for the answers: the server is failed if the handshake
-//     takes 30 s.
+//     takes 30 s. That wait (the CLI's hold on a process's first model
+//     request until its --mcp-config servers are connected) is what makes
+//     the first request name the server's tools; the bot answers the
+//     handshake at once, so a cold start is within noise of one without
+//     the server (bot's BenchmarkColdStart). CLAUDE_CODE_MCP_STARTUP_WAIT_MS=0
+//     does not lift it for an SDK server, on 2.1.309 or 2.1.330.
 //   - Notifications want an answer too: the CLI waits for every
 //     control_response (an unanswered notifications/initialized stalls the
 //     handshake). RespondMCP(id, nil) gives it.
