@@ -31,7 +31,11 @@ func BenchmarkColdStart(b *testing.B) {
 		{"local", func(*testing.B, string) claudeproc.Runner { return nil }},
 		{"sandbox", func(b *testing.B, base string) claudeproc.Runner {
 			testcli.Bwrap(b)
-			return claudeproc.Sandbox{HomeBase: filepath.Join(base, "sandbox-homes")}
+			s := claudeproc.Sandbox{HomeBase: filepath.Join(base, "sandbox-homes")}
+			if err := s.Check(context.Background(), b.TempDir()); err != nil {
+				b.Skip(err) // bwrap is there but cannot make its namespaces on this host
+			}
+			return s
 		}},
 	}
 	for _, r := range runners {
