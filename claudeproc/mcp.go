@@ -26,8 +26,9 @@ import (
 //     request until its --mcp-config servers are connected) is what makes
 //     the first request name the server's tools; the bot answers the
 //     handshake at once, so a cold start is within noise of one without
-//     the server (bot's BenchmarkColdStart). CLAUDE_CODE_MCP_STARTUP_WAIT_MS=0
-//     does not lift it for an SDK server, on 2.1.309 or 2.1.330.
+//     the server (bot's BenchmarkColdStart). With the CLI's
+//     CLAUDE_CODE_MCP_STARTUP_WAIT_MS=0 a host 1.5 s late is still waited
+//     for (2.1.309, 2.1.330); it is not set (docs/PERFORMANCE.md).
 //   - Notifications want an answer too: the CLI waits for every
 //     control_response (an unanswered notifications/initialized stalls the
 //     handshake). RespondMCP(id, nil) gives it.
