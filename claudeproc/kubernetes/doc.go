@@ -27,7 +27,9 @@
 // # Files
 //
 //   - kubernetes.go: Config, Runner, Prepare (the verbs it needs checked
-//     by SelfSubjectAccessReview, a previous run's Pods deleted by label).
+//     by SelfSubjectAccessReview, a previous run's Pods deleted by label);
+//     its clients, the core and authorization groups' only. Its patterns
+//     compile at first use: every default build links this package.
 //   - start.go: a session's Pod started, its stdin and stdout attached
 //     through the API server (remotecommand: WebSocket, SPDY as a
 //     fallback) behind a launcher that waits for the attach; the thread's

@@ -16,7 +16,8 @@ import (
 
 	authv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	k8s "k8s.io/client-go/kubernetes"
+	authv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/claudeops/claudeops/claudeproc"
@@ -132,8 +133,37 @@ func (c Config) Homes() string { return filepath.Join(c.WorkPath, HomesDir) }
 type Runner struct {
 	cfg  Config
 	rest *rest.Config
-	cli  k8s.Interface
+	cli  clients
 	log  *slog.Logger
+}
+
+// clients are the API groups the runner calls: Pods (core) and its own
+// permissions (authorization). Not client-go's whole clientset, which
+// links a client for every API group (docs/PERFORMANCE.md).
+type clients struct {
+	core corev1client.CoreV1Interface
+	auth authv1client.AuthorizationV1Interface
+}
+
+func (c clients) CoreV1() corev1client.CoreV1Interface                   { return c.core }
+func (c clients) AuthorizationV1() authv1client.AuthorizationV1Interface { return c.auth }
+
+// newClients makes the runner's clients over one HTTP client, as the
+// clientset would.
+func newClients(rc *rest.Config) (clients, error) {
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return clients{}, err
+	}
+	core, err := corev1client.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return clients{}, err
+	}
+	auth, err := authv1client.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return clients{}, err
+	}
+	return clients{core: core, auth: auth}, nil
 }
 
 var _ claudeproc.Runner = (*Runner)(nil)
@@ -148,7 +178,7 @@ func New(cfg Config, rc *rest.Config) (*Runner, error) {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
 	cfg.WorkPath = filepath.Clean(cfg.WorkPath)
-	cli, err := k8s.NewForConfig(rc)
+	cli, err := newClients(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes runner: make the API client: %w", err)
 	}
