@@ -73,7 +73,7 @@ func (w *worker) cmdStop(ctx context.Context, ev adapters.Event, _ []string) {
 	// Pending approvals are cancelled by the CLI (control_cancel_request);
 	// close any it did not name.
 	w.cancelPrompts(ctx, "stopped by "+ev.User.ID)
-	w.slash.drop(ctx)
+	w.slash.drop(ctx, w.records.settle)
 	w.audit(ctx, ev.User.ID, "stop", "turn", "", true)
 	if n := len(res.Cancelled); n > 0 {
 		w.correct(ctx, said, fmt.Sprintf("Stopping; %d queued %s dropped.", n, text.Plural(n, "message", "messages")), false)

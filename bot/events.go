@@ -255,7 +255,7 @@ func (w *worker) stop(reason string) {
 // afterExit forgets the process and settles what depended on it.
 func (w *worker) afterExit(ctx context.Context, info claudeproc.ExitInfo, reason string) {
 	w.sess.ended()
-	w.slash.drop(ctx) // it was for the session that ended
+	w.slash.drop(ctx, w.records.settle) // it was for the session that ended
 	why := reason
 	if why == "" {
 		why = "the session ended"

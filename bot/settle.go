@@ -25,16 +25,6 @@ type msgKey struct{ platform, id string }
 
 func keyOf(ev adapters.Event) msgKey { return msgKey{ev.Thread.Platform, ev.ID()} }
 
-// settle records that the bot is done with message k.
-func (d deps) settle(ctx context.Context, k msgKey) {
-	if k.id == "" {
-		return // the scheduler's own prompt: nobody to tell
-	}
-	if err := d.store.SettleMessage(ctx, k.platform, k.id); err != nil && !d.storageFault("settle a message", err) {
-		d.log.Warn("settle message", "message", k.id, "err", err)
-	}
-}
-
 // settleTaken settles the messages sent to claude that wait for their
 // turn to be recorded: it has been, or the thread was told what became of
 // them (the process ended).

@@ -73,14 +73,15 @@ func (s *slashes) take(ready bool) *adapters.Event {
 }
 
 // drop drops the held command (stop, the session's end), telling the
-// thread.
-func (s *slashes) drop(ctx context.Context) {
+// thread; the message is settled through settle (the worker's records,
+// owed like any other settlement when the storage refuses it).
+func (s *slashes) drop(ctx context.Context, settle func(context.Context, msgKey)) {
 	if s.held == nil {
 		return
 	}
 	name, _, _ := parseSlash(strings.TrimSpace(s.held.Message.Text))
 	s.reply(ctx, fmt.Sprintf("`/%s` was dropped: the turn it waited for was stopped or its session ended.", name))
-	s.settle(ctx, keyOf(*s.held))
+	settle(ctx, keyOf(*s.held))
 	s.held = nil
 }
 
