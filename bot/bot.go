@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/claudeops/claudeops/approvals"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -369,23 +368,7 @@ func (b *Bot) allowed(user string) bool {
 	if user == "" {
 		return false
 	}
-	return matchUser(b.cfg.AllowedUsers, user) || matchUser(b.cfg.Admins, user)
-}
-
-// matchUser matches a user id against ids and globs (`@*:example.org`).
-func matchUser(list []string, user string) bool {
-	for _, p := range list {
-		p = strings.TrimSpace(p)
-		if p == user {
-			return true
-		}
-		if strings.ContainsAny(p, "*?[") {
-			if ok, _ := path.Match(p, user); ok {
-				return true
-			}
-		}
-	}
-	return false
+	return settings.MatchUser(b.cfg.AllowedUsers, user) || b.cfg.Scopes.IsBotAdmin(user)
 }
 
 func (b *Bot) audit(ctx context.Context, t adapters.ThreadRef, user, action, target, detail string, allowed bool) {

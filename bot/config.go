@@ -4,10 +4,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -60,6 +62,11 @@ type Config struct {
 	// bot's own, on Logger.
 	Faults *store.Faults `env:"-"`
 
+	// Scopes answers which setting applies where (package settings): cmd
+	// builds it from the configuration, the settings file and what was
+	// set in chat. Default: one from AllowedUsers and Admins alone.
+	Scopes *settings.Resolver `env:"-"`
+
 	// Extensions are the features threads host (package thread), in the
 	// order their hooks run: cmd lists limits, workspaces, schedules.
 	Extensions []thread.Extension `env:"-"`
@@ -105,7 +112,21 @@ func (c *Config) defaults() {
 	if c.MaxThreadsPerUser == 0 {
 		c.MaxThreadsPerUser = 3
 	}
+	if c.Scopes == nil {
+		c.Scopes = settings.New(ConfigLayer(*c), c.Admins)
+	}
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}
+}
+
+// ConfigLayer is what the bot's own configuration gives at the bot's
+// scope, for settings.New: who may use the bot.
+func ConfigLayer(c Config) settings.Layer {
+	var l settings.Layer
+	if len(c.AllowedUsers) > 0 {
+		users, _ := settings.Spec{Name: settings.Users, Kind: settings.KindUsers}.Parse(strings.Join(c.AllowedUsers, ","))
+		l.Put(settings.Users, settings.Value{Text: users, Source: settings.Source{Scope: settings.Bot, Origin: settings.FromConfig, Var: "CLAUDEOPS_ALLOWED_USERS"}})
+	}
+	return l
 }

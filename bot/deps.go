@@ -48,7 +48,7 @@ func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	}
 }
 
-func (d deps) isAdmin(user string) bool { return matchUser(d.cfg.Admins, user) }
+func (d deps) isAdmin(user string) bool { return d.cfg.Scopes.IsBotAdmin(user) }
 
 // audit records what user did (or was refused) in the thread.
 func (d deps) audit(ctx context.Context, user, action, target, detail string, allowed bool) {

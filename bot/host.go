@@ -9,6 +9,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -20,7 +21,8 @@ var _ thread.Host = host{}
 func (h host) Now() time.Time            { return h.b.now() }
 func (h host) Log() *slog.Logger         { return h.b.log }
 func (h host) Store() thread.Reader      { return h.b.store }
-func (h host) IsAdmin(user string) bool  { return matchUser(h.b.cfg.Admins, user) }
+func (h host) IsAdmin(user string) bool  { return h.b.cfg.Scopes.IsBotAdmin(user) }
+func (h host) Scopes() *settings.Resolver { return h.b.cfg.Scopes }
 func (h host) Settings() thread.Settings { return h.b.settings() }
 
 func (b *Bot) settings() thread.Settings {

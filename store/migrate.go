@@ -337,4 +337,17 @@ CREATE TABLE tool_lines (
 	depth      INTEGER NOT NULL DEFAULT 0
 );
 `),
+	// Settings set in chat, by scope (issue 29); the settings file's are
+	// never stored.
+	sqlMigration("scope settings", `
+CREATE TABLE scope_settings (
+	level     INTEGER NOT NULL,
+	scope_key TEXT NOT NULL,
+	name      TEXT NOT NULL,
+	value     TEXT NOT NULL,
+	set_by    TEXT NOT NULL DEFAULT '',
+	set_at    INTEGER,
+	PRIMARY KEY (level, scope_key, name)
+);
+`),
 }

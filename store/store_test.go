@@ -122,7 +122,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"table channel_mcp_servers", "table channels",
 		"table chat_accounts",
 		"table received_messages",
-		"table rules", "table schedule_runs", "table schedules",
+		"table rules", "table schedule_runs", "table schedules", "table scope_settings",
 		"table session_processes",
 		"table sync_cursors",
 		"table threads",

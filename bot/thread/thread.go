@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -34,6 +35,9 @@ type Host interface {
 	Settings() Settings
 	// IsAdmin: user is one of the bot's admins.
 	IsAdmin(user string) bool
+	// Scopes says which setting applies where and who administers a
+	// channel (package settings); ask it with Where.
+	Scopes() *settings.Resolver
 	// PostTo queues msg for the parts of thread key (Receiver), starting
 	// its worker if it has none; false when its mailbox is full or the
 	// bot is closing.
@@ -196,3 +200,8 @@ type Prompt struct {
 type Refused struct{ Why string }
 
 func (r *Refused) Error() string { return r.Why }
+
+// Where is the place of thread t, as package settings names it.
+func Where(t adapters.ThreadRef) settings.Where {
+	return settings.Where{Platform: t.Platform, Channel: t.Channel, Thread: t.Thread}
+}

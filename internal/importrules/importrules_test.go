@@ -30,20 +30,20 @@ type place struct {
 }
 
 // Leaves an extension may lean on besides the face.
-var extensionMay = []string{"adapters", "bot/internal/text", "bot/thread", "claudeproc", "store", "workspace"}
+var extensionMay = []string{"adapters", "bot/internal/text", "bot/thread", "claudeproc", "settings", "store", "workspace"}
 
 const extensionWhy = "an extension sees a thread only through the face (bot/thread) and its leaves; never bot (which imports none of them) and never another extension (what one needs of another goes through the face or is connected by cmd)"
 
 // places: every package of the module, by path below it.
 var places = []place{
-	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/scheduled", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "health", "internal/fspath", "metrics", "scheduler", "store", "workspace"},
+	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/scheduled", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "workspace"},
 		"the composition root wires every part; it imports no test helper"},
 
-	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "store"},
+	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "settings", "store"},
 		"the kernel knows the port, not a platform; no extension (cmd lists them in Config.Extensions), not the scheduler (its Runner interface is the bot), not metrics (its own Observer)"},
-	{"bot/thread", []string{"adapters", "claudeproc", "store"},
+	{"bot/thread", []string{"adapters", "claudeproc", "settings", "store"},
 		"the face names what a part sees (keys, records, events); the kernel implements it, so it never imports bot"},
-	{"bot/thread/threadtest", []string{"adapters", "bot/thread", "store"}, "a fake of the face, for extensions' tests: no bot"},
+	{"bot/thread/threadtest", []string{"adapters", "bot/thread", "settings", "store"}, "a fake of the face, for extensions' tests: no bot"},
 	{"bot/limits", extensionMay, extensionWhy},
 	{"bot/workspaces", extensionMay, extensionWhy},
 	{"bot/scheduled", extensionMay, extensionWhy},
@@ -68,6 +68,7 @@ var places = []place{
 	{"claudeproc/kubernetes", []string{"claudeproc", "internal/fspath"}, "a runner is claudeproc's Runner, no more"},
 	{"scheduler", []string{"store"}, "runs prompts through its own Runner interface, not the bot's types"},
 	{"store", nil, "durable records, no business rules"},
+	{"settings", nil, "which value applies where, and why: a leaf that knows channels only by their keys"},
 	{"workspace", []string{"internal/proc"}, "git worktrees; the bot's side is bot/workspaces; its git supervised as the CLI is (internal/proc)"},
 	{"metrics", nil, "the packages tell their own observer interfaces; cmd hands them the metrics"},
 	{"health", []string{"adapters", "claudeproc"}, "sees the bot through small interfaces of its own"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -27,6 +28,9 @@ type Thread struct {
 	Records *Store
 	Config  thread.Settings
 	Admins  []string
+	// Resolver is what Scopes answers (nil: one with Admins as the bot's
+	// admins and nothing set).
+	Resolver *settings.Resolver
 	// InterruptErr is what Interrupt returns; PromptErr what BeginRun does.
 	InterruptErr, PromptErr error
 
@@ -94,10 +98,16 @@ func (t *Thread) Now() time.Time {
 	return time.Now()
 }
 
-func (t *Thread) Log() *slog.Logger          { return slog.New(slog.DiscardHandler) }
-func (t *Thread) Store() thread.Reader       { return t.Records }
-func (t *Thread) Settings() thread.Settings  { return t.Config }
-func (t *Thread) IsAdmin(user string) bool   { return slices.Contains(t.Admins, user) }
+func (t *Thread) Log() *slog.Logger         { return slog.New(slog.DiscardHandler) }
+func (t *Thread) Store() thread.Reader      { return t.Records }
+func (t *Thread) Settings() thread.Settings { return t.Config }
+func (t *Thread) IsAdmin(user string) bool  { return slices.Contains(t.Admins, user) }
+func (t *Thread) Scopes() *settings.Resolver {
+	if t.Resolver == nil {
+		t.Resolver = settings.New(settings.Layer{}, t.Admins)
+	}
+	return t.Resolver
+}
 func (t *Thread) Ref() adapters.ThreadRef    { return t.Key }
 func (t *Thread) Record() store.Thread       { return t.Rec }
 func (t *Thread) State() thread.State        { return t.Current }
