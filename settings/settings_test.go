@@ -233,3 +233,21 @@ func TestWatcherKeepsLastGood(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestWider: what applies without the channel's own value.
+func TestWider(t *testing.T) {
+	var l Layer
+	l.Put(BudgetThread, Value{Text: "5", Source: Source{Scope: Bot, Origin: FromConfig, Var: "X"}})
+	r := New(l, []string{"root"})
+	w := Where{Platform: "slack", Channel: "C1", Thread: "1.2"}
+	r.SetChat(w, Scope{LevelChannel, "slack/C1"}, BudgetThread, "9", "root", time.Time{})
+	if got := r.Get(w, BudgetThread).Text; got != "9" {
+		t.Errorf("Get %q, want the channel's 9", got)
+	}
+	if got := r.Wider(w, BudgetThread); got.Text != "5" || got.Source.Var != "X" {
+		t.Errorf("Wider %+v, want the configuration's 5", got)
+	}
+	if !Tighter("2", "5") || Tighter("9", "5") || Tighter("0", "5") || !Tighter("0", "0") {
+		t.Error("Tighter")
+	}
+}

@@ -27,17 +27,17 @@ func budgetExhausted(r *claudeproc.Result) bool {
 // spendNow is what the thread and its channel (today, UTC) have spent.
 type spendNow struct{ thread, channelDay float64 }
 
-func (p *part) spendNow(ctx context.Context) (spendNow, error) {
+func (p *part) spendNow(ctx context.Context, b budgets) (spendNow, error) {
 	var s spendNow
 	ref, st := p.t.Ref(), p.t.Store()
-	if p.cfg.ThreadUSD > 0 {
+	if b.thread.usd > 0 {
 		u, err := st.ThreadUsage(ctx, string(ref.Key()))
 		if err != nil {
 			return s, err
 		}
 		s.thread = u.CostUSD
 	}
-	if p.cfg.ChannelDayUSD > 0 {
+	if b.channelDay.usd > 0 {
 		u, err := st.ChannelUsageSince(ctx, ref.ChannelKey(), dayStart(p.t.Now()))
 		if err != nil {
 			return s, err
@@ -49,25 +49,25 @@ func (p *part) spendNow(ctx context.Context) (spendNow, error) {
 
 // overBudget is the budget that s has reached: the thread's, else the
 // channel's; budgetNone when neither.
-func (c Config) overBudget(s spendNow) budgetKind {
+func (b budgets) overBudget(s spendNow) budgetKind {
 	switch {
-	case c.ThreadUSD > 0 && s.thread >= c.ThreadUSD:
+	case b.thread.usd > 0 && s.thread >= b.thread.usd:
 		return budgetThread
-	case c.ChannelDayUSD > 0 && s.channelDay >= c.ChannelDayUSD:
+	case b.channelDay.usd > 0 && s.channelDay >= b.channelDay.usd:
 		return budgetChannel
 	}
 	return budgetNone
 }
 
-// spentText says which budget is spent, and how much.
-func (c Config) spentText(k budgetKind, s spendNow, run float64) string {
+// spentText says which budget is spent, how much, and what gave it.
+func (b budgets) spentText(k budgetKind, s spendNow, run float64) string {
 	switch k {
 	case budgetThread:
-		return fmt.Sprintf("this thread's budget is spent: %s of %s (%s)", spent(s.thread), usd(c.ThreadUSD), envBudgetThread)
+		return fmt.Sprintf("this thread's budget is spent: %s of %s (%s)", spent(s.thread), usd(b.thread.usd), b.thread.from)
 	case budgetChannel:
-		return fmt.Sprintf("this channel's budget for today is spent: %s of %s (%s); it renews at 00:00 UTC", spent(s.channelDay), usd(c.ChannelDayUSD), envBudgetChannel)
+		return fmt.Sprintf("this channel's budget for today is spent: %s of %s (%s); it renews at 00:00 UTC", spent(s.channelDay), usd(b.channelDay.usd), b.channelDay.from)
 	case budgetRun:
-		return fmt.Sprintf("this scheduled run's budget is spent: %s of %s (%s)", spent(run), usd(c.ScheduleRunUSD), envBudgetSchedule)
+		return fmt.Sprintf("this scheduled run's budget is spent: %s of %s (%s)", spent(run), usd(b.run.usd), b.run.from)
 	}
 	return "a budget is spent"
 }
@@ -76,11 +76,11 @@ func (c Config) spentText(k budgetKind, s spendNow, run float64) string {
 // spent its budget ("" when not). A spend that cannot be read refuses
 // too: a budget nobody can check is not kept.
 func (p *part) gate(ctx context.Context) string {
-	c := p.cfg
-	if c.ThreadUSD <= 0 && c.ChannelDayUSD <= 0 {
+	c := p.budgets()
+	if c.thread.usd <= 0 && c.channelDay.usd <= 0 {
 		return ""
 	}
-	s, err := p.spendNow(ctx)
+	s, err := p.spendNow(ctx, c)
 	switch {
 	case err != nil:
 		p.t.Log().Error("read spend for the budget check", "err", err)
@@ -101,7 +101,8 @@ type budgetCap struct {
 // tightest budget that applies. ok is false when none applies. A spend
 // that cannot be read leaves the whole budget as the cap.
 func (p *part) processCap(ctx context.Context) (c budgetCap, ok bool) {
-	s, err := p.spendNow(ctx)
+	b := p.budgets()
+	s, err := p.spendNow(ctx, b)
 	if err != nil {
 		p.t.Log().Error("read spend for the session's budget cap", "err", err)
 	}
@@ -113,10 +114,10 @@ func (p *part) processCap(ctx context.Context) (c budgetCap, ok bool) {
 			c, ok = budgetCap{usd: left, kind: k}, true
 		}
 	}
-	take(p.cfg.ThreadUSD, s.thread, budgetThread)
-	take(p.cfg.ChannelDayUSD, s.channelDay, budgetChannel)
+	take(b.thread.usd, s.thread, budgetThread)
+	take(b.channelDay.usd, s.channelDay, budgetChannel)
 	if _, run := p.t.Run(); run {
-		take(p.cfg.ScheduleRunUSD, 0, budgetRun)
+		take(b.run.usd, 0, budgetRun)
 	}
 	return c, ok
 }
@@ -132,9 +133,10 @@ func capArgs(c budgetCap) []string {
 // recap restarts an idle live process whose cap no longer matches what is
 // left of its budgets (another thread of the channel spent, the day
 // turned), so that the next turn runs under the right one. The session
-// resumes: nothing of the conversation is lost.
+// resumes: nothing of the conversation is lost. A budget changed in the
+// settings is the same case: the next turn runs under the new one.
 func (p *part) recap(ctx context.Context) {
-	if s := p.t.State(); !s.Live || !p.cfg.budgeted() || s.Busy() {
+	if s := p.t.State(); !s.Live || !(p.capped || p.budgets().any()) || s.Busy() {
 		return
 	}
 	want, ok := p.processCap(ctx)
@@ -149,17 +151,18 @@ func (p *part) recap(ctx context.Context) {
 // onBudgetResult: the CLI ended the turn at its cap. It says which budget
 // is spent (once per process) and returns why.
 func (p *part) onBudgetResult(ctx context.Context, r *claudeproc.Result) string {
-	s, err := p.spendNow(ctx)
+	b := p.budgets()
+	s, err := p.spendNow(ctx, b)
 	if err != nil {
 		p.t.Log().Error("read spend after a budget stop", "err", err)
 	}
-	k := p.cfg.overBudget(s)
+	k := b.overBudget(s)
 	if k == budgetNone {
 		// The cap was the run's, or it was what another thread had left
 		// of the channel's.
 		k = p.cap.kind
 	}
-	why := p.cfg.spentText(k, s, r.TotalCostUSD)
+	why := b.spentText(k, s, r.TotalCostUSD)
 	if !p.capTold {
 		// Once per process: a message queued behind the turn that spent
 		// the cap is refused by the CLI the same way, at no cost.
@@ -177,11 +180,12 @@ type overBudget struct{}
 // afterSpend runs once a turn's cost is stored: when the channel is over
 // its budget now, its other running turns are stopped.
 func (p *part) afterSpend(ctx context.Context, cost float64) {
-	if cost <= 0 || p.cfg.ChannelDayUSD <= 0 {
+	b := p.budgets()
+	if cost <= 0 || b.channelDay.usd <= 0 {
 		return
 	}
-	s, err := p.spendNow(ctx)
-	if err != nil || s.channelDay < p.cfg.ChannelDayUSD {
+	s, err := p.spendNow(ctx, b)
+	if err != nil || s.channelDay < b.channelDay.usd {
 		return
 	}
 	ref := p.t.Ref()
@@ -194,31 +198,32 @@ func (p *part) onChannelOverBudget(ctx context.Context) {
 	if s := p.t.State(); s.Turn == 0 || !s.Live || p.clock.grace != "" {
 		return
 	}
-	s, err := p.spendNow(ctx)
-	if err != nil || s.channelDay < p.cfg.ChannelDayUSD {
+	b := p.budgets()
+	s, err := p.spendNow(ctx, b)
+	if err != nil || b.channelDay.usd <= 0 || s.channelDay < b.channelDay.usd {
 		return
 	}
-	why := p.cfg.spentText(budgetChannel, s, 0)
+	why := b.spentText(budgetChannel, s, 0)
 	p.t.Notice(ctx, "Stopped: "+why+".", true)
 	p.t.Audit(ctx, "bot", "stop", "turn", why, true)
 	p.interruptTurn(ctx, why)
 }
 
 // budgetLine is what status and cost say of a budget: "" when none is set.
-func budgetLine(budget, used float64) string {
-	if budget <= 0 {
+func budgetLine(b budget, used float64) string {
+	if b.usd <= 0 {
 		return ""
 	}
-	if used >= budget {
-		return fmt.Sprintf(" · budget %s: spent", usd(budget))
+	if used >= b.usd {
+		return fmt.Sprintf(" · budget %s%s: spent", usd(b.usd), b.note())
 	}
-	return fmt.Sprintf(" · budget %s: %s left", usd(budget), spent(budget-used))
+	return fmt.Sprintf(" · budget %s%s: %s left", usd(b.usd), b.note(), spent(b.usd-used))
 }
 
 // channelBudgetLines are status's lines about the channel's budget: its
 // spend today against it, when one is set.
-func (p *part) channelBudgetLines(ctx context.Context) []string {
-	if p.cfg.ChannelDayUSD <= 0 {
+func (p *part) channelBudgetLines(ctx context.Context, b budget) []string {
+	if b.usd <= 0 {
 		return nil
 	}
 	c, err := p.t.Store().ChannelUsageSince(ctx, p.t.Ref().ChannelKey(), dayStart(p.t.Now()))
@@ -226,5 +231,5 @@ func (p *part) channelBudgetLines(ctx context.Context) []string {
 		p.t.Log().Error("channel usage", "err", err)
 		return []string{"This channel today (UTC): spend unknown (" + err.Error() + ")"}
 	}
-	return []string{fmt.Sprintf("This channel today (UTC): %s", spent(c.CostUSD)) + budgetLine(p.cfg.ChannelDayUSD, c.CostUSD)}
+	return []string{fmt.Sprintf("This channel today (UTC): %s", spent(c.CostUSD)) + budgetLine(b, c.CostUSD)}
 }

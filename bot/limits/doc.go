@@ -23,6 +23,16 @@
 // turns are stopped. Budgets bind everyone, admins and the console's
 // operator too: they are the operator's setting, not a permission.
 //
+// Which budgets apply (scopes.go) is the thread's channel's settings
+// (budget.thread, budget.channel_day, budget.schedule_run; package
+// settings, read through Host.Scopes at each check, so a change applies at
+// the next prompt or launch), else the bot's configuration (Config). A
+// channel's budget applies in that channel only. A channel admin may only
+// tighten a budget (settings.Tighten); a value of theirs that is not
+// tighter than what applies without it (the wider scopes', else Config's)
+// is held to that. The refusals, `status` and `cost` say where each budget
+// comes from.
+//
 // Hooks (thread): PromptGate (the gate, then the recap), Launcher (the
 // cap), TurnEnder (the spend, and why a limit stopped the turn), Watcher
 // (the clock), Receiver (the clock firing; another thread's spend),
@@ -32,7 +42,9 @@
 //
 // limits.go: Config (CLAUDEOPS_TURN_TIMEOUT and the
 // CLAUDEOPS_BUDGET_{THREAD,CHANNEL_DAY,SCHEDULE_RUN}_USD budgets, given by
-// cmd), the Extension and its part's attachment. part.go: the part's
+// cmd; PutSettings gives them to the settings as the bot's scope), the
+// Extension and its part's attachment. scopes.go: the budgets that apply
+// in a thread's channel. part.go: the part's
 // hooks. clock.go: the turn clock. budget.go: the spend, the gate, the
 // --max-budget-usd cap and its restart when stale, the budgets' text.
 package limits

@@ -43,11 +43,6 @@ func (realTimers) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
 
-// budgeted: some budget is set.
-func (c Config) budgeted() bool {
-	return c.ThreadUSD > 0 || c.ChannelDayUSD > 0 || c.ScheduleRunUSD > 0
-}
-
 // The names people see for the limits: the variable that sets each.
 const (
 	envTurnTimeout    = "CLAUDEOPS_TURN_TIMEOUT"

@@ -91,14 +91,15 @@ func (p *part) Receive(ctx context.Context, msg any) {
 // Status says the budgets: the thread's beside its spend, the channel's
 // after it, and for `cost` each scheduled run's.
 func (p *part) Status(ctx context.Context, s *thread.Status) {
-	s.ThreadNote += budgetLine(p.cfg.ThreadUSD, s.ThreadSpent)
+	b := p.budgets()
+	s.ThreadNote += budgetLine(b.thread, s.ThreadSpent)
 	if !s.Cost {
-		s.Spend = append(s.Spend, p.channelBudgetLines(ctx)...)
+		s.Spend = append(s.Spend, p.channelBudgetLines(ctx, b.channelDay)...)
 		return
 	}
-	s.ChannelNote += budgetLine(p.cfg.ChannelDayUSD, s.ChannelSpent)
-	if p.cfg.ScheduleRunUSD > 0 {
-		s.Tail = append(s.Tail, "Each scheduled run: budget "+usd(p.cfg.ScheduleRunUSD))
+	s.ChannelNote += budgetLine(b.channelDay, s.ChannelSpent)
+	if b.run.usd > 0 {
+		s.Tail = append(s.Tail, "Each scheduled run: budget "+usd(b.run.usd)+b.run.note())
 	}
 }
 
