@@ -45,6 +45,8 @@ func (p *part) cmdMCP(ctx context.Context, ev adapters.Event, args []string) {
 		p.t.Reply(ctx, "There is no MCP server "+text.CodeSpan(name)+" in the bot's configuration (`mcp` lists them).")
 	case verb == "remove" && ok && s.For(p.t.Ref().Channel, p.t.Ref().ChannelKey()):
 		p.t.Reply(ctx, "The bot's configuration gives this channel "+text.CodeSpan(name)+": only the operator can take it back.")
+	case verb == "remove" && ok && slices.Contains(p.setting().List(), name):
+		p.t.Reply(ctx, "The channel's settings give this channel "+text.CodeSpan(name)+" ("+p.setting().Source.String()+"): change its `mcp` setting there.")
 	case verb == "add":
 		p.change(ctx, ev, verb, name, func(key string) (bool, error) {
 			return p.ext.channels.AddChannelMCPServer(ctx, key, name, ev.User.ID, p.t.Now())
@@ -82,7 +84,7 @@ func (p *part) listText(ctx context.Context) string {
 	if len(cat.Servers) == 0 && len(cat.PluginDirs) == 0 {
 		return "No MCP servers or plugins are configured for this bot."
 	}
-	ref, added := p.t.Ref(), p.added(ctx)
+	ref, added, set := p.t.Ref(), p.added(ctx), p.setting()
 	var got, others []string
 	for _, s := range cat.Servers {
 		switch {
@@ -90,6 +92,8 @@ func (p *part) listText(ctx context.Context) string {
 			got = append(got, text.CodeSpan(s.Name)+" (the bot's configuration)")
 		case slices.Contains(added, s.Name):
 			got = append(got, text.CodeSpan(s.Name)+" (given by an admin)")
+		case slices.Contains(set.List(), s.Name):
+			got = append(got, text.CodeSpan(s.Name)+" (the channel's settings: "+set.Source.String()+")")
 		default:
 			others = append(others, text.CodeSpan(s.Name))
 		}
@@ -97,6 +101,11 @@ func (p *part) listText(ctx context.Context) string {
 	for _, n := range added {
 		if _, ok := cat.server(n); !ok {
 			got = append(got, text.CodeSpan(n)+" (given by an admin, no longer in the bot's configuration: not started)")
+		}
+	}
+	for _, n := range set.List() {
+		if _, ok := cat.server(n); !ok {
+			got = append(got, text.CodeSpan(n)+" (named by the channel's settings, "+set.Source.String()+", but not in the bot's configuration: not started)")
 		}
 	}
 	lines := []string{"MCP servers of this channel's sessions: none."}

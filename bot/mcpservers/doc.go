@@ -6,7 +6,11 @@
 // each with the channels that get it ("channels": platform channel or
 // room ids, or "*"); an admin may give a channel more of the file's
 // servers with the `mcp` command, kept in the store (Channels), never a
-// server the file does not offer. A value of env or headers is a string or
+// server the file does not offer. The channel's `mcp` setting (package
+// settings, through Host.Scopes: the settings file or a bot admin in chat)
+// names more of the file's servers; the three add up, none takes away what
+// another gives. A name the setting gives that the file does not offer is
+// skipped at launch with a log line, and `mcp` says so. A value of env or headers is a string or
 // {"file": "/abs/path"}: the secret is read from that file (trailing
 // newlines dropped) at every launch, so a rotated secret takes effect at
 // the next session. Load checks the whole file at start and lists every
@@ -20,6 +24,7 @@
 // asked about like any tool (can_use_tool).
 //
 // Files: config.go: Config, the file's format and Load; mcpservers.go:
-// the Extension, its Launcher and which servers a channel gets;
+// the Extension, its Launcher and which servers a channel gets (the
+// file's, admins', the setting's);
 // commands.go: `mcp`.
 package mcpservers

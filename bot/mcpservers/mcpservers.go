@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/settings"
 )
 
 // Extension gives each channel's sessions its servers and the plugin
@@ -70,20 +71,34 @@ func (p *part) BeforeLaunch(ctx context.Context, l *thread.Launch) {
 }
 
 // given are the servers the thread's channel gets: by the file's
-// channels, or by an admin (`mcp add`).
+// channels, by an admin (`mcp add`), or by the channel's `mcp` setting
+// (package settings) — each adds, none takes away what another gives. A
+// name the setting gives that the file does not offer is skipped, logged
+// (and said by `mcp`).
 func (p *part) given(ctx context.Context) []Server {
 	if len(p.ext.cat.Servers) == 0 {
 		return nil
 	}
 	ref := p.t.Ref()
-	added := p.added(ctx)
+	added, set := p.added(ctx), p.setting()
 	var out []Server
 	for _, s := range p.ext.cat.Servers {
-		if s.For(ref.Channel, ref.ChannelKey()) || slices.Contains(added, s.Name) {
+		if s.For(ref.Channel, ref.ChannelKey()) || slices.Contains(added, s.Name) || slices.Contains(set.List(), s.Name) {
 			out = append(out, s)
 		}
 	}
+	for _, n := range set.List() {
+		if _, ok := p.ext.cat.server(n); !ok {
+			p.t.Log().Warn("mcp server named by the channel's settings is not in the servers file; skipped", "server", n, "from", set.Source.String())
+		}
+	}
 	return out
+}
+
+// setting is the channel's `mcp` setting: the names it gives, and where
+// from.
+func (p *part) setting() settings.Value {
+	return p.t.Scopes().Get(thread.Where(p.t.Ref()), settings.MCP)
 }
 
 // added are the names admins gave the channel; none when the store
