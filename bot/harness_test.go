@@ -17,6 +17,7 @@ import (
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/scheduled"
+	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
 	"github.com/claudeops/claudeops/internal/fakeanthropic"
@@ -57,10 +58,11 @@ func (c *testConfig) bot(st *store.Store) Config {
 	wsExt := workspaces.New(ws)
 	c.sched = scheduled.New(scheduled.Config{MaxPerUser: c.MaxSchedulesPerUser, Repos: wsExt})
 	var channels mcpservers.Channels
+	var kept scopes.Store
 	if st != nil {
-		channels = st
+		channels, kept = st, st
 	}
-	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels)}
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels), scopes.New(kept)}
 	return cfg
 }
 

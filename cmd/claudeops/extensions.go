@@ -6,6 +6,7 @@ import (
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/scheduled"
+	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
 	"github.com/claudeops/claudeops/store"
@@ -23,6 +24,9 @@ type extensions struct {
 	schedules *scheduled.Extension
 	// mcp gives channels the operator's MCP servers and plugins.
 	mcp *mcpservers.Extension
+	// scopes shows and changes the settings from chat (settings, set,
+	// unset), keeping what chat sets in the store.
+	scopes *scopes.Extension
 }
 
 // extensionsConfig holds the extensions' settings, each its package's
@@ -51,13 +55,15 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		workspaces: ws,
 		schedules:  scheduled.New(sc),
 		mcp:        mcpservers.New(cfg.mcp, st),
+		scopes:     scopes.New(st),
 	}, nil
 }
 
 // list is the extensions in the order their hooks run: limits first (a
 // turn's spend, and why a limit stopped it), then workspaces (the change
 // summary, a scheduled run's push), then schedules (the run's record),
-// then the operator's MCP servers (launch only).
+// then the operator's MCP servers (launch only), then the settings
+// commands (no hook).
 func (e extensions) list() []thread.Extension {
-	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp}
+	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.scopes}
 }
