@@ -210,11 +210,15 @@ func changedText(c change, before, after settings.Value) string {
 		b.WriteString(" What applies here is as before.")
 		return b.String()
 	}
+	what := "it"
+	if c.value == "" {
+		what = "what applies here now"
+	}
 	switch c.spec.Name {
 	case settings.Instructions, settings.Model, settings.Mode, settings.Effort, settings.Repo, settings.Image, settings.MCP:
-		b.WriteString(" Sessions started from now on use it.")
+		fmt.Fprintf(&b, " Sessions started from now on use %s.", what)
 	default:
-		b.WriteString(" It applies from the next message.")
+		fmt.Fprintf(&b, " %s applies from the next message.", strings.ToUpper(what[:1])+what[1:])
 	}
 	return b.String()
 }

@@ -61,8 +61,11 @@ func shownDefault(spec settings.Spec, v string) string {
 	if v != "" {
 		return text.CodeSpan(v)
 	}
-	if spec.Kind == settings.KindUsers {
-		return "nobody named"
+	switch spec.Name {
+	case settings.Users:
+		return "nobody named: admins only"
+	case settings.Admins:
+		return "nobody named: the bot's admins only"
 	}
 	return "none"
 }

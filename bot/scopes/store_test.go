@@ -135,7 +135,7 @@ func TestChangeSaysAndAudits(t *testing.T) {
 			"model is `opus` at workspace matrix/example.org. Sessions started from now on use it.",
 			"model is `haiku` at channel matrix/!room:example.org. Sessions started from now on use it.",
 			"model is `sonnet` at workspace matrix/example.org. Here model is `haiku` (channel matrix/!room:example.org, set in chat by U0BOTADMIN on 2000-01-01 00:00 UTC). What applies here is as before.",
-			"model has no value of its own at channel matrix/!room:example.org now. Here model is `sonnet` (workspace matrix/example.org, set in chat by U0BOTADMIN on 2000-01-01 00:00 UTC). Sessions started from now on use it.",
+			"model has no value of its own at channel matrix/!room:example.org now. Here model is `sonnet` (workspace matrix/example.org, set in chat by U0BOTADMIN on 2000-01-01 00:00 UTC). Sessions started from now on use what applies here now.",
 			"repo is `https://***@git.example.com/x.git` at workspace matrix/example.org.",
 		}
 		for i, w := range want {
