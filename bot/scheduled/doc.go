@@ -9,6 +9,11 @@
 // interrupted). In the thread (Receiver) the run begins as an unattended
 // prompt on behalf of the schedule's creator (thread.Thread.BeginRun): its
 // first line names the schedule, and a scheduled run's budget applies.
+// A run takes its channel's settings (package settings) as they are at run
+// time, as any session does at its launch: budget.schedule_run, the
+// instructions, and the model unless the schedule names one (the model its
+// creating thread had chosen with `model`, stored with it); nothing of
+// the settings is copied into the schedule.
 //
 // Nobody may be watching a run's thread. By default its tool calls that no
 // allow rule settles are denied (Asks.BeforeAsk), audited and told. A
