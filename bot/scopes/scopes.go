@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/settings"
@@ -23,6 +24,10 @@ type Store interface {
 type Extension struct {
 	st Store
 	h  thread.Host
+	// mu makes each change's check, row and resolver one step: threads'
+	// workers run at once, and two changes of one scope must leave the
+	// store and the resolver with the same last value.
+	mu sync.Mutex
 }
 
 // New makes the extension over st, where it keeps what chat sets.

@@ -73,7 +73,8 @@ func parseChange(w settings.Where, rest string, unset bool) (change, error) {
 	}
 	spec, ok := settings.Lookup(settings.Name(strings.ToLower(word)))
 	if !ok {
-		return change{}, fmt.Errorf("there is no setting %s; the settings: %s", text.CodeSpan(word), names())
+		verb := map[bool]string{false: "set", true: "unset"}[unset]
+		return change{}, fmt.Errorf("there is no setting %s; the settings: %s (to ask Claude, begin with a backslash: `\\%s …`)", text.CodeSpan(word), names(), verb)
 	}
 	c := change{scope: scope, spec: spec}
 	switch {
@@ -150,6 +151,8 @@ func (p *part) apply(ctx context.Context, ev adapters.Event, rest string, unset 
 	}
 	r := p.t.Scopes()
 	target := fmt.Sprintf("%s at %s", c.spec.Name, c.scope)
+	p.ext.mu.Lock()
+	defer p.ext.mu.Unlock()
 	if err := r.CheckChat(w, c.scope, c.spec.Name, c.value, ev.User.ID); err != nil {
 		p.t.Audit(ctx, ev.User.ID, "refused", verb+" "+target, err.Error()+"; value "+auditValue(c.spec, c.value, 500), false)
 		p.t.Tell(ctx, ev.User, "Nothing changed: "+err.Error()+".")

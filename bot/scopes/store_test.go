@@ -3,11 +3,16 @@ package scopes
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
@@ -157,4 +162,51 @@ func TestChangeSaysAndAudits(t *testing.T) {
 			t.Errorf("a repository's credential shown or audited")
 		}
 	})
+}
+
+// lateStore is the real store, slow to return from a write: a change
+// stored first may reach the resolver last.
+type lateStore struct{ *store.Store }
+
+func (s lateStore) SaveScopeSetting(ctx context.Context, v store.ScopeSetting) error {
+	err := s.Store.SaveScopeSetting(ctx, v)
+	time.Sleep(time.Duration(rand.IntN(3)) * time.Millisecond)
+	return err
+}
+
+// TestConcurrentChanges: threads change one scope at once (each on its
+// worker); the store's row and the resolver agree on the last value.
+func TestConcurrentChanges(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "claudeops.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := settings.New(settings.Layer{}, []string{botAdmin})
+	ext := New(lateStore{st})
+	const n = 8
+	parts := make([]*part, n)
+	for i := range parts {
+		h := newHostile(t, "slack", fmt.Sprintf("C0CHAN%04d", i))
+		h.ft.Resolver = r
+		ext.Init(h.ft)
+		parts[i] = ext.Attach(h.ft).(*part)
+	}
+	for round := range 5 {
+		var wg sync.WaitGroup
+		for i, p := range parts {
+			wg.Go(func() {
+				p.cmdSet(ctx, adapters.Event{User: adapters.User{ID: botAdmin}}, []string{fmt.Sprintf("--bot model m%d-%d", round, i)})
+			})
+		}
+		wg.Wait()
+		rows, err := st.ScopeSettings(ctx)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("rows %+v, %v", rows, err)
+		}
+		if got := r.Get(whereA, settings.Model).Text; got != rows[0].Value {
+			t.Errorf("round %d: the resolver says %q, the store %q", round, got, rows[0].Value)
+		}
+	}
 }
