@@ -11,7 +11,9 @@
 //     after a storage fault, RecheckIntegrity), and the claude CLI is found
 //     and not incompatible; else 503 with every reason in "reasons". It
 //     also shows the live and queued sessions, and the runner sessions run
-//     in and why it was chosen (Config.Runner), which decides nothing.
+//     in and why it was chosen (Config.Runner), and the settings file in
+//     use and why the one on disk was refused (Config.SettingsFile), which
+//     decide nothing: the bot works on the last good settings file.
 //
 // Every check is bounded (readyBudget) and runs at most once at a time, so
 // a stuck database cannot hang the endpoint nor pile up probes. The bodies

@@ -70,6 +70,10 @@ type Config struct {
 	// is shown, it does not decide readiness (local is a choice, not a
 	// fault).
 	Runner Runner
+	// SettingsFile, when set, says which settings file is in use and why
+	// the one on disk was refused, if it was; shown, it does not decide
+	// readiness: the bot works on the last good file.
+	SettingsFile func() SettingsFile
 	// Secrets are values no body may show (tokens, passwords, the
 	// database's path); any found in an error's text is replaced.
 	Secrets []string
@@ -81,6 +85,18 @@ type Config struct {
 type Runner struct {
 	Name string `json:"name"`
 	Why  string `json:"why"`
+}
+
+// SettingsFile is the settings file's state (CLAUDEOPS_SETTINGS_FILE).
+type SettingsFile struct {
+	// InUse is the SHA-256 (hex) of the content whose settings apply, and
+	// Since when it was put in place.
+	InUse string    `json:"in_use_sha256"`
+	Since time.Time `json:"since"`
+	// Refused is why the file on disk is not the one in use ("" when it
+	// is), RefusedAt when that was found.
+	Refused   string    `json:"refused,omitempty"`
+	RefusedAt time.Time `json:"refused_at,omitzero"`
 }
 
 // cliResult is one check of the claude CLI.

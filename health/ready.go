@@ -23,6 +23,8 @@ type readyReport struct {
 	CLI       cliReport       `json:"cli"`
 	Runner    Runner          `json:"runner"`
 	Sessions  sessionsReport  `json:"sessions"`
+	// SettingsFile is omitted without one.
+	SettingsFile *SettingsFile `json:"settings_file,omitempty"`
 }
 
 type adapterReport struct {
@@ -97,6 +99,11 @@ func (h *Health) ready(ctx context.Context) readyReport {
 		}
 	}
 	rep.Sessions = sessionsReport{Live: h.cfg.Sessions.LiveSessions(), Queued: h.cfg.Sessions.QueuedSessions()}
+	if h.cfg.SettingsFile != nil {
+		sf := h.cfg.SettingsFile()
+		sf.Since, sf.RefusedAt, sf.Refused = sf.Since.UTC(), sf.RefusedAt.UTC(), h.redact(sf.Refused)
+		rep.SettingsFile = &sf
+	}
 	wg.Wait()
 	rep.Database, rep.CLI = db, cli
 	for _, why := range []string{dbWhy, intactWhy, cliWhy} {
