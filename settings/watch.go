@@ -14,7 +14,7 @@ const MaxFileSize = 1 << 20
 
 // Load reads and parses the settings file at path.
 func Load(path string) (Layer, [32]byte, error) {
-	data, err := readFile(path)
+	data, _, err := readFile(path)
 	if err != nil {
 		return Layer{}, [32]byte{}, err
 	}
@@ -25,24 +25,25 @@ func Load(path string) (Layer, [32]byte, error) {
 	return l, sha256.Sum256(data), nil
 }
 
-func readFile(path string) ([]byte, error) {
+// readFile reads the file, and when it was last written.
+func readFile(path string) ([]byte, time.Time, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read the settings file: %w", err)
+		return nil, time.Time{}, fmt.Errorf("read the settings file: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("read the settings file: %w", err)
+		return nil, time.Time{}, fmt.Errorf("read the settings file: %w", err)
 	}
 	if !st.Mode().IsRegular() || st.Size() > MaxFileSize {
-		return nil, fmt.Errorf("read the settings file %s: a regular file of at most %d bytes", path, MaxFileSize)
+		return nil, time.Time{}, fmt.Errorf("read the settings file %s: a regular file of at most %d bytes", path, MaxFileSize)
 	}
 	data := make([]byte, st.Size())
 	if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
-		return nil, fmt.Errorf("read the settings file: %w", err)
+		return nil, time.Time{}, fmt.Errorf("read the settings file: %w", err)
 	}
-	return data, nil
+	return data, st.ModTime(), nil
 }
 
 // Watcher keeps a Resolver's file values those of the file on disk: it
@@ -63,13 +64,19 @@ type Watcher struct {
 	Applied func()
 	// Last is the digest of the content in use (Load's).
 	Last [32]byte
+	// Settle, when above 0, is how long a changed content must stay the
+	// same before it is read as the file: a file written in place is
+	// read empty or half-written while its writer is at it, and an empty
+	// file is a good one (no settings). A Reload reads at once: whoever
+	// sends it says the file is written.
+	Settle time.Duration
 }
 
 // Run watches until ctx ends.
 func (w *Watcher) Run(ctx context.Context) {
 	t := time.NewTicker(w.Interval)
 	defer t.Stop()
-	var refused [32]byte
+	var refused string // the last refused read's key: said once
 	for {
 		forced := false
 		select {
@@ -79,13 +86,16 @@ func (w *Watcher) Run(ctx context.Context) {
 		case <-w.Reload:
 			forced = true
 		}
-		data, err := readFile(w.Path)
+		data, mod, err := readFile(w.Path)
 		sum := sha256.Sum256(data)
 		if err == nil && sum == w.Last && !forced && w.Resolver.FileProblem() == nil {
 			continue
 		}
-		if err == nil && sum == refused && !forced {
+		if readKey(sum, err) == refused && !forced {
 			continue
+		}
+		if !forced && w.Settle > 0 && !w.settled(ctx, readKey(sum, err)+mod.String()) {
+			continue // changing still: the next look reads it again
 		}
 		var l Layer
 		if err == nil {
@@ -94,7 +104,7 @@ func (w *Watcher) Run(ctx context.Context) {
 			}
 		}
 		if err != nil {
-			refused = sum
+			refused = readKey(sum, err)
 			w.Resolver.FileRefused(err)
 			w.Log.Error("settings file refused; the last good settings stay", "err", err)
 			if w.Refused != nil {
@@ -102,6 +112,7 @@ func (w *Watcher) Run(ctx context.Context) {
 			}
 			continue
 		}
+		refused = ""
 		w.Resolver.SetFile(l)
 		changed := sum != w.Last
 		w.Last = sum
@@ -110,4 +121,27 @@ func (w *Watcher) Run(ctx context.Context) {
 			w.Applied()
 		}
 	}
+}
+
+// readKey tells one read's outcome from another's: the content's digest,
+// or why it could not be read (a file gone stays gone: said once).
+func readKey(sum [32]byte, readErr error) string {
+	if readErr != nil {
+		return "unread: " + readErr.Error()
+	}
+	return string(sum[:])
+}
+
+// settled reports whether the file reads as key (its readKey and when
+// it was written: a writer may put back what it had) still after Settle.
+func (w *Watcher) settled(ctx context.Context, key string) bool {
+	t := time.NewTimer(w.Settle)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	}
+	data, mod, err := readFile(w.Path)
+	return readKey(sha256.Sum256(data), err)+mod.String() == key
 }

@@ -1,0 +1,121 @@
+package settings
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// watched is a Watcher over a file holding first, polled every 5 ms, with
+// what it told counted.
+type watched struct {
+	t        *testing.T
+	path     string
+	r        *Resolver
+	refused  chan error
+	applied  chan struct{}
+	refusals atomic.Int32
+}
+
+func watch(t *testing.T, first string, settle time.Duration) *watched {
+	t.Helper()
+	w := &watched{t: t, path: t.TempDir() + "/s.yaml", r: New(Layer{}, nil), refused: make(chan error, 100), applied: make(chan struct{}, 100)}
+	w.write(first)
+	l, sum, err := Load(w.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.r.SetFile(l)
+	wt := &Watcher{Resolver: w.r, Path: w.path, Interval: 5 * time.Millisecond, Log: discard(), Last: sum, Settle: settle,
+		Refused: func(err error) { w.refusals.Add(1); w.refused <- err }, Applied: func() { w.applied <- struct{}{} }}
+	go wt.Run(t.Context())
+	return w
+}
+
+func (w *watched) write(s string) {
+	w.t.Helper()
+	if err := os.WriteFile(w.path, []byte(s), 0o600); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *watched) model() string { return w.r.Get(Where{Platform: "console", Channel: "console"}, Model).Text }
+
+func (w *watched) wantRefused(substr string) {
+	w.t.Helper()
+	select {
+	case err := <-w.refused:
+		if !strings.Contains(err.Error(), substr) {
+			w.t.Errorf("refused: %v, want %q", err, substr)
+		}
+	case <-time.After(10 * time.Second):
+		w.t.Fatalf("not refused (want %q)", substr)
+	}
+}
+
+func (w *watched) wantApplied() {
+	w.t.Helper()
+	select {
+	case <-w.applied:
+	case <-time.After(10 * time.Second):
+		w.t.Fatal("not applied")
+	}
+}
+
+// TestWatcherSaysEachRefusalOnce: a file gone is said once, not at every
+// look; a bad content refused, then a good one, then the bad one again is
+// said again (the running settings changed in between).
+func TestWatcherSaysEachRefusalOnce(t *testing.T) {
+	w := watch(t, "bot: {model: one}\n", 20*time.Millisecond)
+	if err := os.Remove(w.path); err != nil {
+		t.Fatal(err)
+	}
+	w.wantRefused("no such file")
+	time.Sleep(100 * time.Millisecond) // twenty looks
+	if n := w.refusals.Load(); n != 1 {
+		t.Errorf("a file gone said %d times, want once", n)
+	}
+	bad := "bot: {model: two, colour: red}\n"
+	w.write(bad)
+	w.wantRefused(`unknown setting "colour"`)
+	w.write("bot: {model: three}\n")
+	w.wantApplied()
+	w.write(bad)
+	w.wantRefused(`unknown setting "colour"`)
+	if got := w.model(); got != "three" {
+		t.Errorf("model %q, want three (the last good)", got)
+	}
+}
+
+// TestWatcherSettles: a file that keeps changing (a writer at it, each
+// content good or not, the empty one among them) is not read as the file
+// until it stays the same for Settle; then it is.
+func TestWatcherSettles(t *testing.T) {
+	w := watch(t, "bot: {model: one}\n", time.Second)
+	for i := range 150 { // every 10 ms for 1.5 s: never the same for a second
+		if i%2 == 0 {
+			w.write("")
+		} else {
+			w.write(fmt.Sprintf("bot: {model: m%d, colour: red}\n", i))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-w.applied:
+		t.Errorf("a file being written was applied: model %q", w.model())
+	case err := <-w.refused:
+		t.Errorf("a file being written was refused: %v", err)
+	default:
+	}
+	if got := w.model(); got != "one" {
+		t.Errorf("model %q while the file was written, want one", got)
+	}
+	w.write("bot: {model: two}\n")
+	w.wantApplied()
+	if got := w.model(); got != "two" {
+		t.Errorf("model %q once written, want two", got)
+	}
+}
