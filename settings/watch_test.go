@@ -42,7 +42,9 @@ func (w *watched) write(s string) {
 	}
 }
 
-func (w *watched) model() string { return w.r.Get(Where{Platform: "console", Channel: "console"}, Model).Text }
+func (w *watched) model() string {
+	return w.r.Get(Where{Platform: "console", Channel: "console"}, Model).Text
+}
 
 func (w *watched) wantRefused(substr string) {
 	w.t.Helper()

@@ -9,6 +9,7 @@ import (
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/scheduler"
+	"github.com/claudeops/claudeops/settings"
 )
 
 // config is the process-wide configuration. Names are a contract,
@@ -46,6 +47,11 @@ type config struct {
 	// LogFile is where the log goes when the console shares one terminal
 	// with it (logging.go); "" is claudeops.log in the state directory.
 	LogFile string `env:"CLAUDEOPS_LOG_FILE"`
+	// SettingsFile is the settings file (scopes.go, settingsfile.go);
+	// settingsLayer and settingsSum are what it held at start.
+	SettingsFile  string `env:"CLAUDEOPS_SETTINGS_FILE"`
+	settingsLayer settings.Layer
+	settingsSum   [32]byte
 	// mcp is the operator's MCP servers and plugin directories, checked
 	// (mcpservers.go).
 	mcp *mcpservers.Catalog
@@ -76,6 +82,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, asProblems(c.placeState(m))...)
 	bad = append(bad, c.placeWorkspaces(m)...)
 	bad = append(bad, c.mcpChecks()...)
+	bad = append(bad, c.loadSettingsFile()...)
 	bad = append(bad, keepUnfailed(c.Runner.check(c.host(nil)), failed)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}

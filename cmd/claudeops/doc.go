@@ -77,6 +77,13 @@
 //     matrixstate.go and slackstate.go: what the Matrix adapter (login,
 //     sync position) and the Slack adapter (catch-up) keep between runs,
 //     kept in the store.
+//   - scopes.go: the settings by scope (package settings) the bot and its
+//     extensions ask (bot.Config.Scopes): the environment's values at the
+//     bot's scope (CLAUDEOPS_REPOS' at their channels'), the settings file
+//     (CLAUDEOPS_SETTINGS_FILE) read at start, its problems configuration
+//     problems, and the values stored from chat; settingsfile.go: the file
+//     watched while running (a change, SIGHUP), a bad one refused whole
+//     and said (the log, /readyz, the console's terminal).
 //   - healthwire.go: /healthz and /readyz (package health), handed the
 //     built parts; metrics.go: /metrics, the metrics handed to the parts'
 //     observers.
@@ -85,7 +92,8 @@
 // restore.go (`claudeops restore`, a checked backup put in place, the old
 // file kept aside),
 // healthcheck.go (`claudeops healthcheck`, the image's HEALTHCHECK).
-// exit.go: the exit codes; force.go: the shutdown signals, the first for
+// exit.go: the exit codes; force.go: the shutdown signals (SIGHUP is not
+// one: settingsfile.go takes it), the first for
 // the graceful shutdown, a second within seconds for the forced exit
 // (every session killed through bot.Bot.Kill), the same for every
 // platform.

@@ -44,6 +44,11 @@ type readyDoc struct {
 	} `json:"cli"`
 	Sessions struct{ Live, Queued int } `json:"sessions"`
 	Runner   struct{ Name, Why string } `json:"runner"`
+	// SettingsFile is absent without CLAUDEOPS_SETTINGS_FILE.
+	SettingsFile *struct {
+		InUse   string `json:"in_use_sha256"`
+		Refused string `json:"refused"`
+	} `json:"settings_file"`
 }
 
 // opsView reads a running bot's endpoints and keeps every body it got,

@@ -29,6 +29,9 @@ func (a *app) newHealth(cfg config, runner claudeproc.Runner) *health.Health {
 		Secrets:   healthSecrets(cfg),
 		Runner:    health.Runner{Name: cfg.Runner.Kind, Why: cfg.Runner.why},
 	}
+	if cfg.SettingsFile != "" {
+		hc.SettingsFile = a.settings.report
+	}
 	if r, ok := cfg.Runner.inUse().(cliRechecker); ok {
 		hc.CLIRecheck, hc.CLICheckLimit = r.CLIRecheck()
 	}

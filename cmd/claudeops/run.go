@@ -92,7 +92,11 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	default:
 		log.Info(info.Message, "bin", info.Bin)
 	}
-	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, info, func(k sessionKiller) { sig.running(log, toFile, k) })
+	var notice io.Writer // what the operator must see, when the log is in a file
+	if toFile {
+		notice = stderr
+	}
+	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, notice, info, func(k sessionKiller) { sig.running(log, toFile, k) })
 }
 
 func releaseLock(l *store.Lock, log *slog.Logger) {
@@ -105,8 +109,8 @@ func releaseLock(l *store.Lock, log *slog.Logger) {
 // fails, or, for the console, its input ends and the running turns are
 // done; then it stops the parts in order (see app.shutdown). running is
 // given the bot, whose sessions a forced exit kills (force.go).
-func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer, cli claudeproc.VersionInfo, running func(sessionKiller)) int {
-	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout)
+func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, notice io.Writer, cli claudeproc.VersionInfo, running func(sessionKiller)) int {
+	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout, notice)
 	if a == nil {
 		return code
 	}
@@ -129,14 +133,16 @@ type app struct {
 	health   *health.Health // /healthz, /readyz (healthwire.go); nil without it
 	ln       net.Listener
 	stdout   io.Writer
+	notice   io.Writer        // the operator's terminal when the log is in a file; else nil
 	met      *metrics.Metrics // what /metrics shows (metrics.go)
+	settings *settingsFile    // the settings file, watched (settingsfile.go)
 }
 
 // buildApp opens the store and builds the bot, its adapters, the scheduler
 // and the HTTP listener. On failure it returns nil and the exit code,
 // having closed what it opened.
-func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer) (*app, int) {
-	a := &app{log: log, stdout: stdout}
+func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, notice io.Writer) (*app, int) {
+	a := &app{log: log, stdout: stdout, notice: notice}
 	if old := leftBehind(cfg); old != "" {
 		log.Warn("a database at the old default place is not used: the bot's state now lives in its state directory; "+
 			"move the file (with its -wal, -shm and .matrix-* files) there, or set CLAUDEOPS_DB outside the working directory",
@@ -190,6 +196,11 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 	if len(bcfg.AllowedUsers) == 0 {
 		log.Warn("CLAUDEOPS_ALLOWED_USERS is empty: nobody may use the bot")
 	}
+	if bcfg.Scopes, err = newScopes(ctx, cfg, bcfg, a.st, log); err != nil {
+		log.Error("read the settings set in chat", "err", err)
+		return exitFailure
+	}
+	a.settings = newSettingsFile(cfg, bcfg.Scopes, log, a.notice)
 	a.b = bot.New(bcfg, a.st)
 	if code := a.addAdapters(ctx, platforms, wiring{cfg: cfg, log: log, st: a.st, b: a.b, stdin: stdin, stdout: a.stdout}); code != exitOK {
 		return code
@@ -318,6 +329,7 @@ func (a *app) run(ctx context.Context) int {
 	intake, sched, sessions := newStage(ctx, "intake"), newStage(ctx, "scheduler"), newStage(ctx, "sessions")
 	sessions.spawn(g, "sessions", func(ctx context.Context) error { return runGrace(ctx, a.b.Run, sessionsGrace) })
 	sched.spawn(g, "scheduler", a.sch.Run)
+	intake.spawn(g, "settings file", a.settings.listen())
 	for _, ad := range a.adapters {
 		intake.spawn(g, ad.Name()+" adapter", func(ctx context.Context) error { return ad.Run(ctx, a.b.Deliver) })
 		if in, ok := ad.(inputEnder); ok {

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/settings"
+	"github.com/claudeops/claudeops/store"
+)
+
+// The settings by scope (package settings) as cmd builds them: the
+// configuration's values at the bot's scope (and CLAUDEOPS_REPOS' at their
+// channels'), the settings file read at start (settingsfile.go watches it
+// after), the values set in chat as the store keeps them.
+
+const settingsFileVar = "CLAUDEOPS_SETTINGS_FILE"
+
+// loadSettingsFile reads the settings file at start: each of its problems
+// is a configuration problem, with its line; none applies.
+func (c *config) loadSettingsFile() []problem {
+	if c.SettingsFile == "" {
+		return nil
+	}
+	l, sum, err := settings.Load(c.SettingsFile)
+	var ps settings.Problems
+	switch {
+	case err == nil:
+		c.settingsLayer, c.settingsSum = l, sum
+		return nil
+	case errors.As(err, &ps):
+		out := make([]problem, len(ps))
+		for i, p := range ps {
+			out[i] = problem{name: settingsFileVar, want: p.Error()}
+		}
+		return out
+	}
+	return []problem{{name: settingsFileVar, want: err.Error()}}
+}
+
+// newScopes builds the resolver the bot and its extensions ask: b is the
+// bot's configuration once the platforms have added theirs (the console's
+// operator).
+func newScopes(ctx context.Context, cfg config, b bot.Config, st *store.Store, log *slog.Logger) (*settings.Resolver, error) {
+	r := settings.New(configLayer(cfg, b, log), b.Admins)
+	r.SetFile(cfg.settingsLayer)
+	rows, err := st.ScopeSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.LoadChat(chatLayer(rows, log))
+	return r, nil
+}
+
+// configLayer is what the environment gives: who may use the bot, the
+// budgets, the session quota and the runner's image at the bot's scope,
+// each naming its variable, and the CLAUDEOPS_REPOS bindings at their
+// channels' scopes.
+func configLayer(cfg config, b bot.Config, log *slog.Logger) settings.Layer {
+	l := bot.ConfigLayer(b)
+	put := func(scope settings.Scope, n settings.Name, text, from string) {
+		spec, _ := settings.Lookup(n)
+		canon, err := spec.Parse(text)
+		if err != nil { // checked as configuration already; said, not fatal
+			log.Warn("a configured value is not a setting's: left out of the settings", "var", from, "err", err)
+			return
+		}
+		l.Put(n, settings.Value{Text: canon, Source: settings.Source{Scope: scope, Origin: settings.FromConfig, Var: from}})
+	}
+	lim := cfg.Extensions.Limits
+	for _, v := range []struct {
+		n    settings.Name
+		usd  float64
+		from string
+	}{
+		{settings.BudgetThread, lim.ThreadUSD, "CLAUDEOPS_BUDGET_THREAD_USD"},
+		{settings.BudgetChannelDay, lim.ChannelDayUSD, "CLAUDEOPS_BUDGET_CHANNEL_DAY_USD"},
+		{settings.BudgetScheduleRun, lim.ScheduleRunUSD, "CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD"},
+	} {
+		if v.usd > 0 {
+			put(settings.Bot, v.n, strconv.FormatFloat(v.usd, 'f', -1, 64), v.from)
+		}
+	}
+	// The quota always: its default (3) is the configuration's, not none.
+	// Negative is cmd's word for the variable's 0, no cap.
+	put(settings.Bot, settings.Quota, strconv.Itoa(max(b.MaxThreadsPerUser, 0)), "CLAUDEOPS_MAX_THREADS_PER_USER")
+	if img := cfg.raw["CLAUDEOPS_RUNNER_IMAGE"]; strings.TrimSpace(img) != "" {
+		put(settings.Bot, settings.Image, img, "CLAUDEOPS_RUNNER_IMAGE")
+	}
+	for _, bind := range cfg.Extensions.Workspaces.Repos {
+		key, repo, _ := strings.Cut(bind, "=")
+		put(settings.Scope{Level: settings.LevelChannel, Key: strings.TrimSpace(key)}, settings.Repo, repo, "CLAUDEOPS_REPOS")
+	}
+	return l
+}
+
+// chatLayer is the values set in chat as stored. One the schema no longer
+// takes (a setting gone, a value now refused) is left out and said: the
+// others still apply.
+func chatLayer(rows []store.ScopeSetting, log *slog.Logger) settings.Layer {
+	var l settings.Layer
+	for _, r := range rows {
+		spec, ok := settings.Lookup(settings.Name(r.Name))
+		canon, err := spec.Parse(r.Value)
+		if !ok || err != nil || r.Level < int(settings.LevelBot) || r.Level > int(settings.LevelThread) {
+			log.Warn("a setting stored from chat is not one the bot takes: left out", "name", r.Name, "scope", r.ScopeKey,
+				"err", fmt.Sprint(err))
+			continue
+		}
+		scope := settings.Scope{Level: settings.Level(r.Level), Key: r.ScopeKey}
+		l.Put(spec.Name, settings.Value{Text: canon, Source: settings.Source{Scope: scope, Origin: settings.FromChat, By: r.SetBy, At: r.SetAt}})
+	}
+	return l
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/internal/testkit"
+)
+
+// End to end through the built bot: the settings file (CLAUDEOPS_SETTINGS_FILE)
+// refused whole at start, and while running kept at its last good content
+// whatever is written over it. The oracle of which settings run is the
+// file's SHA-256 the test computes itself, against what /readyz says is in
+// use.
+
+// goodSettings is a settings file with something at every level.
+const goodSettings = `bot:
+  model: sonnet
+platforms:
+  console: { reply: thread }
+channels:
+  console/console:
+    label: the console
+    model: opus
+    budget: { thread: 2 }
+`
+
+// badSettings are settings files each with one problem, and what /readyz
+// and the log must say of it (each different: the test knows which file
+// was read).
+var badSettings = []struct {
+	name, content, want string
+}{
+	{"a bad value", "bot:\n  model: sonnet\n  mode: yolo\n", `line 3: mode: one of default, acceptEdits, plan, got "yolo"`},
+	{"an unknown key", "bot:\n  model: sonnet\n  colour: blue\n", `line 3: unknown setting "colour" at bot`},
+	{"an unknown scope", "bot:\n  model: sonnet\nchannels:\n  payments:\n    model: opus\n", `line 4: channel "payments": a channel id with its platform`},
+	{"a duplicate", "bot:\n  model: sonnet\n  model: opus\n", `line 3: bot: "model" given twice (first at line 2)`},
+	{"not YAML", "bot: [model: sonnet\n", `line 1: yaml: line 1: did not find expected ',' or ']'`},
+	{"an unknown budget", "channels:\n  console/console:\n    budget: { week: 3 }\n", `line 3: unknown budget "week"`},
+}
+
+func sha(content string) string {
+	s := sha256.Sum256([]byte(content))
+	return hex.EncodeToString(s[:])
+}
+
+// TestSettingsFileAtStart: a settings file with problems stops the start
+// as any misconfiguration does: exit 78, every problem on its own line
+// with its line in the file, nothing started (no state directory).
+func TestSettingsFileAtStart(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.yaml")
+	content := "bot:\n  model: sonnet\n  mode: yolo\n  colour: blue\n  model: opus\nchannels:\n  payments: { model: opus }\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + state, "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330")}
+	for _, tc := range []struct {
+		name string
+		env  string
+		want []string
+	}{
+		{"every problem", file, []string{
+			"CLAUDEOPS_SETTINGS_FILE=" + file + `: line 3: mode: one of default, acceptEdits, plan, got "yolo"`,
+			"CLAUDEOPS_SETTINGS_FILE=" + file + `: line 4: unknown setting "colour" at bot`,
+			"CLAUDEOPS_SETTINGS_FILE=" + file + `: line 5: bot: "model" given twice (first at line 2)`,
+			"CLAUDEOPS_SETTINGS_FILE=" + file + `: line 7: channel "payments": a channel id with its platform`,
+		}},
+		{"no such file", filepath.Join(dir, "nowhere.yaml"), []string{
+			"CLAUDEOPS_SETTINGS_FILE=" + filepath.Join(dir, "nowhere.yaml") + ": read the settings file: open " + filepath.Join(dir, "nowhere.yaml") + ": no such file or directory",
+		}},
+		{"a directory", dir, []string{"CLAUDEOPS_SETTINGS_FILE=" + dir + ": read the settings file " + dir + ": a regular file of at most"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runOnce(t, os.Args[0], append(base, "CLAUDEOPS_SETTINGS_FILE="+tc.env), nil)
+			lines, n := reportedProblems(stderr)
+			if code != 78 || n != len(tc.want) || len(lines) != len(tc.want) {
+				t.Fatalf("exit %d, %d problems (%d lines), want 78 and %d; stderr:\n%s", code, n, len(lines), len(tc.want), stderr)
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(lines[i], w) {
+					t.Errorf("problem %d: %q, want it to start %q", i+1, lines[i], w)
+				}
+			}
+			if _, err := os.Stat(state); !os.IsNotExist(err) {
+				t.Errorf("the state directory after a refused start: %v, want none", err)
+			}
+		})
+	}
+}
+
+// settingsBot is a console bot with a settings file and its endpoints.
+type settingsBot struct {
+	*botProc
+	ops  *opsView
+	file string
+}
+
+func startSettingsBot(t *testing.T, content string) *settingsBot {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
+		"CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file}
+	b := startBotProc(t, env)
+	return &settingsBot{botProc: b, ops: newOpsView(t, func() string { return strings.Join(b.logLines(), "\n") }), file: file}
+}
+
+// inUse waits until /readyz says content is in use and refused holds of
+// what it says was refused; the bot stays ready throughout.
+func (s *settingsBot) inUse(what, content string, refused func(string) bool) {
+	s.t.Helper()
+	s.ops.waitReady(what, func(d readyDoc) bool {
+		if !*d.Ready {
+			s.t.Fatalf("not ready (%s): %s", what, reasons(d))
+		}
+		return d.SettingsFile != nil && d.SettingsFile.InUse == sha(content) && refused(d.SettingsFile.Refused)
+	})
+}
+
+// countLog is how many log lines match re.
+func (s *settingsBot) countLog(re string) int {
+	n := 0
+	for _, l := range s.logLines() {
+		if regexp.MustCompile(re).MatchString(l) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeAtomic puts content in place as an editor or a deployment does:
+// written beside, renamed over.
+func writeAtomic(t *testing.T, file, content string) {
+	t.Helper()
+	tmp := file + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func none(s string) bool { return s == "" }
+
+// TestSettingsFileReload: while the bot runs, each bad file written over
+// the good one (atomically, or in place and half-written) is refused —
+// /readyz keeps the good one in use, says why with the line, the log says
+// it, the bot stays ready; a good one after is applied without a restart;
+// SIGHUP reads the file again and does not stop the bot.
+func TestSettingsFileReload(t *testing.T) {
+	s := startSettingsBot(t, goodSettings)
+	s.inUse("the file of the start", goodSettings, none)
+	for _, bad := range badSettings {
+		writeAtomic(t, s.file, bad.content)
+		s.inUse(bad.name+" refused", goodSettings, func(r string) bool { return strings.Contains(r, bad.want) })
+	}
+	if s.countLog(`settings file refused; the last good settings stay`) < len(badSettings) {
+		t.Errorf("the log says fewer refusals than %d; log:\n%s", len(badSettings), strings.Join(s.logLines(), "\n"))
+	}
+
+	next := strings.Replace(goodSettings, "model: opus", "model: haiku", 1)
+	writeAtomic(t, s.file, next)
+	s.inUse("a good file after the bad ones", next, none)
+
+	// Half-written in place: the first part (an unclosed mapping) is read
+	// and refused, the whole applied once written.
+	half := "channels:\n  console/console: { model: opus, bud"
+	whole := half + "get: { thread: 3 } }\n"
+	f, err := os.OpenFile(s.file, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(half); err != nil {
+		t.Fatal(err)
+	}
+	s.inUse("a half-written file refused", next, func(r string) bool { return strings.Contains(r, "did not find expected ',' or '}'") })
+	if _, err := f.WriteString(whole[len(half):]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s.inUse("the file once whole", whole, none)
+
+	// SIGHUP: read again (the same content: nothing changes), the bot runs on.
+	reads := s.countLog(`msg="settings file read"`)
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.waitLog("SIGHUP: reading the settings file again")
+	testkit.WaitForf(t, testkit.Long, func() bool { return s.countLog(`msg="settings file read"`) > reads },
+		func() string { return "no read after SIGHUP; log:\n" + strings.Join(s.logLines(), "\n") })
+	s.inUse("the same file after SIGHUP", whole, none)
+	if err := s.endInput(90 * time.Second); err != nil {
+		t.Errorf("bot exit: %v", err)
+	}
+}
+
+// TestSIGHUPWithoutSettingsFile: without a settings file a SIGHUP is said
+// and ignored: the bot runs on and ends as it would.
+func TestSIGHUPWithoutSettingsFile(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
+		"CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_RUNNER=local"}
+	b := startBotProc(t, env)
+	o := newOpsView(t, func() string { return strings.Join(b.logLines(), "\n") })
+	if d := o.waitReady("ready", func(d readyDoc) bool { return *d.Ready }); d.SettingsFile != nil {
+		t.Errorf("/readyz shows a settings file without one: %+v", *d.SettingsFile)
+	}
+	if err := b.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	b.waitLog("SIGHUP: no settings file")
+	o.waitReady("ready after SIGHUP", func(d readyDoc) bool { return *d.Ready })
+	if err := b.endInput(90 * time.Second); err != nil {
+		t.Errorf("bot exit after SIGHUP: %v", err)
+	}
+}
