@@ -85,7 +85,7 @@ type hostile struct {
 	p  *part
 }
 
-func newHostile(t *testing.T, platform, channel string) *hostile {
+func newHostile(t testing.TB, platform, channel string) *hostile {
 	t.Helper()
 	var config settings.Layer
 	config.Put(settings.Users, settings.Value{Text: strings.Join([]string{alice, bob, mallory}, ","),
