@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/claudeops/claudeops/bot"
+	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
@@ -52,7 +52,11 @@ func newScopes(ctx context.Context, cfg config, b bot.Config, st *store.Store, l
 	if err != nil {
 		return nil, err
 	}
-	r.LoadChat(chatLayer(rows, log))
+	chat, err := scopes.ChatLayer(rows)
+	if err != nil { // the others apply
+		log.Warn("settings stored from chat left out", "err", err)
+	}
+	r.LoadChat(chat)
 	return r, nil
 }
 
@@ -71,20 +75,7 @@ func configLayer(cfg config, b bot.Config, log *slog.Logger) settings.Layer {
 		}
 		l.Put(n, settings.Value{Text: canon, Source: settings.Source{Scope: scope, Origin: settings.FromConfig, Var: from}})
 	}
-	lim := cfg.Extensions.Limits
-	for _, v := range []struct {
-		n    settings.Name
-		usd  float64
-		from string
-	}{
-		{settings.BudgetThread, lim.ThreadUSD, "CLAUDEOPS_BUDGET_THREAD_USD"},
-		{settings.BudgetChannelDay, lim.ChannelDayUSD, "CLAUDEOPS_BUDGET_CHANNEL_DAY_USD"},
-		{settings.BudgetScheduleRun, lim.ScheduleRunUSD, "CLAUDEOPS_BUDGET_SCHEDULE_RUN_USD"},
-	} {
-		if v.usd > 0 {
-			put(settings.Bot, v.n, strconv.FormatFloat(v.usd, 'f', -1, 64), v.from)
-		}
-	}
+	cfg.Extensions.Limits.PutSettings(&l)
 	// The quota always: its default (3) is the configuration's, not none.
 	// Negative is cmd's word for the variable's 0, no cap.
 	put(settings.Bot, settings.Quota, strconv.Itoa(max(b.MaxThreadsPerUser, 0)), "CLAUDEOPS_MAX_THREADS_PER_USER")
@@ -94,25 +85,6 @@ func configLayer(cfg config, b bot.Config, log *slog.Logger) settings.Layer {
 	for _, bind := range cfg.Extensions.Workspaces.Repos {
 		key, repo, _ := strings.Cut(bind, "=")
 		put(settings.Scope{Level: settings.LevelChannel, Key: strings.TrimSpace(key)}, settings.Repo, repo, "CLAUDEOPS_REPOS")
-	}
-	return l
-}
-
-// chatLayer is the values set in chat as stored. One the schema no longer
-// takes (a setting gone, a value now refused) is left out and said: the
-// others still apply.
-func chatLayer(rows []store.ScopeSetting, log *slog.Logger) settings.Layer {
-	var l settings.Layer
-	for _, r := range rows {
-		spec, ok := settings.Lookup(settings.Name(r.Name))
-		canon, err := spec.Parse(r.Value)
-		if !ok || err != nil || r.Level < int(settings.LevelBot) || r.Level > int(settings.LevelThread) {
-			log.Warn("a setting stored from chat is not one the bot takes: left out", "name", r.Name, "scope", r.ScopeKey,
-				"err", fmt.Sprint(err))
-			continue
-		}
-		scope := settings.Scope{Level: settings.Level(r.Level), Key: r.ScopeKey}
-		l.Put(spec.Name, settings.Value{Text: canon, Source: settings.Source{Scope: scope, Origin: settings.FromChat, By: r.SetBy, At: r.SetAt}})
 	}
 	return l
 }
