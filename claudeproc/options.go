@@ -23,7 +23,15 @@ type Options struct {
 	SessionID          string
 	Model              string
 	PermissionMode     string
+	// AppendSystemPrompt is added to the end of the CLI's system prompt
+	// (--append-system-prompt, one argument: no shell sees it).
 	AppendSystemPrompt string
+	// FreshSystemPrompt renders the system prompt anew on every request
+	// (--system-prompt-snapshot off). By default the CLI records the
+	// prompt of a conversation's first request and sends that record on
+	// every later request and resume, so a resumed session would keep an
+	// AppendSystemPrompt it was first launched with.
+	FreshSystemPrompt bool
 	AllowedTools       []string
 	DisallowedTools    []string
 	MaxTurns           int
@@ -114,6 +122,9 @@ func (o *Options) Args() []string {
 	}
 	if o.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)
+	}
+	if o.FreshSystemPrompt {
+		args = append(args, "--system-prompt-snapshot", "off")
 	}
 	if len(o.AllowedTools) > 0 {
 		args = append(args, "--allowedTools")

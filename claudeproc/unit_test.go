@@ -55,6 +55,7 @@ func TestArgs(t *testing.T) {
 		{Options{Resume: "abc", ForkSession: true, Model: "claude-sonnet-4-5", PermissionMode: "plan"},
 			base + " --resume abc --fork-session --model claude-sonnet-4-5 --permission-mode plan"},
 		{Options{ForkSession: true, SessionID: "u-1"}, base + " --session-id u-1"},
+		{Options{AppendSystemPrompt: "facts:\n1. a b; $(rm -rf /)", FreshSystemPrompt: true}, base + " --append-system-prompt facts:\n1. a b; $(rm -rf /) --system-prompt-snapshot off"},
 		{Options{Guard: &Guard{}}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{Guard: &Guard{DenyRules: []string{"Bash(rm:*)", "Edit(//srv/**)"}}, PermissionMode: "plan"}, base + ` --permission-mode plan` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"deny":["Bash(rm:*)","Edit(//srv/**)"],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false}`},
 		{Options{Guard: &Guard{}, Dir: "/srv/wt"}, base + ` --permission-mode default` + guard + ` --settings {"disableAutoMode":"disable","env":{"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD":"1"},"permissions":{"deny":[],"disableBypassPermissionsMode":"disable"},"useAutoModeDuringPlan":false} --add-dir /srv/wt`},
@@ -80,5 +81,19 @@ func TestGuardRefusesModesThatDecideAlone(t *testing.T) {
 		if _, err := p.SetPermissionMode(context.Background(), mode); err == nil || !strings.Contains(err.Error(), "guarded session runs in default or plan") {
 			t.Errorf("switch to %s: %v", mode, err)
 		}
+	}
+}
+
+// TestAppendSystemPromptIsOneArgument: text with spaces, newlines and shell
+// syntax reaches the CLI as one argv element, right after its flag.
+func TestAppendSystemPromptIsOneArgument(t *testing.T) {
+	text := "Facts:\n1. it's \"x\"; $(rm -rf /) `id` --model opus"
+	args := (&Options{AppendSystemPrompt: text, FreshSystemPrompt: true}).Args()
+	i := slices.Index(args, "--append-system-prompt")
+	if i < 0 || i+1 >= len(args) || args[i+1] != text {
+		t.Fatalf("args %q do not carry the text as one element", args)
+	}
+	if slices.Contains(args, "--model") {
+		t.Errorf("text inside the prompt became a flag: %q", args)
 	}
 }
