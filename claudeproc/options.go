@@ -20,9 +20,9 @@ type Options struct {
 	Resume      string
 	ForkSession bool
 	// SessionID presets the id of a new session (--session-id).
-	SessionID          string
-	Model              string
-	PermissionMode     string
+	SessionID      string
+	Model          string
+	PermissionMode string
 	// AppendSystemPrompt is added to the end of the CLI's system prompt
 	// (--append-system-prompt, one argument: no shell sees it).
 	AppendSystemPrompt string
@@ -32,9 +32,9 @@ type Options struct {
 	// every later request and resume, so a resumed session would keep an
 	// AppendSystemPrompt it was first launched with.
 	FreshSystemPrompt bool
-	AllowedTools       []string
-	DisallowedTools    []string
-	MaxTurns           int
+	AllowedTools      []string
+	DisallowedTools   []string
+	MaxTurns          int
 	// Guard, when set, keeps tool decisions with the host; see Guard.
 	Guard *Guard
 	// SDKMCPServers names MCP servers the host serves itself over the
