@@ -85,6 +85,8 @@ type session struct {
 	// cmds are the slash commands of process cmdsOf (slash.go).
 	cmds   []claudeproc.SlashCommand
 	cmdsOf process
+	// instructions are the Instructors' text it was launched with.
+	instructions string
 }
 
 func (s *session) live() bool { return s.proc != nil }

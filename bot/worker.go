@@ -440,6 +440,7 @@ func (w *worker) send(ctx context.Context, qp *queuedPrompt) error {
 
 // ensureProcess starts (or resumes) the thread's claude process.
 func (w *worker) ensureProcess(ctx context.Context) error {
+	w.refreshInstructions(ctx)
 	if w.sess.live() {
 		w.slots.setBusy(string(w.key), true)
 		return nil
@@ -462,7 +463,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 }
 
 func (w *worker) options() claudeproc.Options {
-	return claudeproc.Options{
+	return w.withSystemPrompt(claudeproc.Options{
 		Bin:            w.cfg.ClaudeBin,
 		Dir:            w.cwd(context.Background()),
 		Model:          w.thread.Model,
@@ -473,14 +474,12 @@ func (w *worker) options() claudeproc.Options {
 		Session:        sessionOf(w.ref),
 		// What the runner waits on (a Pod waiting for capacity) is told
 		// in the thread: a start may take minutes then.
-		Progress: func(text string) { w.notice(context.Background(), text, false) },
-		// Claude is told how to read the sender line of each message.
-		AppendSystemPrompt: senderSystemPrompt,
-		Env:                claudeproc.BuildEnv(w.cfg.Env, w.cfg.ClaudeEnv),
-		MaxLineBytes:       w.cfg.MaxLineBytes,
-		StopGrace:          w.cfg.StopGrace,
-		Logger:             w.log,
-	}
+		Progress:     func(text string) { w.notice(context.Background(), text, false) },
+		Env:          claudeproc.BuildEnv(w.cfg.Env, w.cfg.ClaudeEnv),
+		MaxLineBytes: w.cfg.MaxLineBytes,
+		StopGrace:    w.cfg.StopGrace,
+		Logger:       w.log,
+	})
 }
 
 // cwd is the thread's worktree, else the channel's working directory, else

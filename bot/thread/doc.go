@@ -34,18 +34,25 @@
 //     are fetched, before a slot is waited for): it may give the thread
 //     its workspace (the session's working directory) or refuse the
 //     start.
-//  3. Launcher.BeforeLaunch runs once the slot is taken, just before
-//     claude starts: it may add CLI arguments (a budget cap), MCP servers
-//     and plugin directories (the operator's), and directories for the
-//     runner to show (a worktree's git directory).
+//  3. Instructor.Instructions, once the session's slot is taken, gives
+//     text for the session's system prompt (a channel's facts): the
+//     parts' texts, joined in order, go to claude as one
+//     --append-system-prompt after the bot's own, never into the
+//     conversation. Before each later turn of a live session the kernel
+//     asks again: a changed text, with the process between turns, ends
+//     it, and the turn resumes the conversation under the new text.
+//  4. Launcher.BeforeLaunch runs right after, just before claude starts:
+//     it may add CLI arguments (a budget cap), MCP servers and plugin
+//     directories (the operator's), and directories for the runner to
+//     show (a worktree's git directory).
 //
 // While the turn runs:
 //
-//  4. Asks.BeforeAsk is told of each tool call no rule settled, before
+//  5. Asks.BeforeAsk is told of each tool call no rule settled, before
 //     it is put before people: it may deny it (nobody is asked) or give
 //     its prompt a deadline. Asks.Asked follows once the prompt is shown,
 //     and Asks.Expired when nobody decided by the deadline.
-//  5. Watcher.Watch runs after everything the worker handles (an input,
+//  6. Watcher.Watch runs after everything the worker handles (an input,
 //     an event of the CLI, a posted message), with the thread's state.
 //
 // When the turn ends with a result, TurnEnder.AfterTurn runs for each

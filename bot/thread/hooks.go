@@ -54,6 +54,20 @@ type Launch struct {
 	Env []string
 }
 
+// Instructor gives text for the system prompt of the thread's sessions:
+// standing guidance, such as a channel's instructions or the facts it asked
+// Claude to remember; "" gives none. The kernel asks before each session
+// starts and again before each turn of a live one; it joins the parts'
+// texts in the order of bot.Config.Extensions (a blank line between),
+// bounds the whole, and sets it apart from its own words. When the text
+// changed, a live session between turns is ended and the turn resumes the
+// conversation under the new text. The text is for the model to read,
+// never a rule: it permits nothing. It must be quick (a read of the
+// store at most): it runs before every turn.
+type Instructor interface {
+	Instructions(ctx context.Context) string
+}
+
 // TurnEnder runs when a turn ended with a result, in the order of
 // bot.Config.Extensions, all sharing one TurnEnd.
 type TurnEnder interface {
