@@ -32,7 +32,8 @@
 //     versioned migrations.
 //   - threads.go: threads and their sessions, channels (working
 //     directory, bound repository); mcpservers.go: the operator's MCP
-//     servers an admin gave a channel; messages.go: the messages received
+//     servers an admin gave a channel; facts.go: a channel's facts
+//     (`remember`), bounded in count and length; messages.go: the messages received
 //     (the dedupe) and whether each was settled; catchup.go: what the
 //     catch-up reads back.
 //   - turns.go: turns with their usage and cost; spend.go: a thread's

@@ -350,4 +350,17 @@ CREATE TABLE scope_settings (
 	PRIMARY KEY (level, scope_key, name)
 );
 `),
+	// A channel's facts (`remember`): text given to every session of the
+	// channel in its system prompt (issue 29).
+	sqlMigration("channel facts", `
+CREATE TABLE facts (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	channel_key TEXT NOT NULL,
+	text        TEXT NOT NULL,
+	added_by    TEXT NOT NULL DEFAULT '',
+	added_name  TEXT NOT NULL DEFAULT '',
+	added_at    INTEGER
+);
+CREATE INDEX facts_channel ON facts (channel_key, id);
+`),
 }
