@@ -223,6 +223,9 @@ func (w *worker) onClick(ctx context.Context, user adapters.User, c adapters.Cli
 		return
 	}
 	ps := w.desk.get(c.PromptID)
+	if ps == nil && w.parts.click(ctx, user, c) {
+		return // a part's own prompt (thread.Clicker)
+	}
 	if ps == nil {
 		// Not live in this run: an old prompt (a restart expired it) or a
 		// forged id.

@@ -9,12 +9,15 @@ import (
 
 // builtinRules are the permission rules the bot brings with it, not
 // stored (ID 0): its own tools for Claude (bot/mcptools) only post a file
-// of the session's workspace into its own thread and read that thread, so
-// they run without a prompt. They are allow rules like any other: a deny
+// of the session's workspace into its own thread, read that thread, and
+// propose a fact a person then accepts or not, so they run without a
+// prompt. They are allow rules like any other: a deny
 // rule of any scope ("rules add deny mcp__claudeops__send_file") wins.
 var builtinRules = []approvals.Rule{
 	{Scope: approvals.ScopeGlobal, Effect: approvals.EffectAllow, Tool: mcptools.SendFileTool},
 	{Scope: approvals.ScopeGlobal, Effect: approvals.EffectAllow, Tool: mcptools.ReadThreadTool},
+	// remember stores nothing: a person accepts the fact it proposes.
+	{Scope: approvals.ScopeGlobal, Effect: approvals.EffectAllow, Tool: mcptools.RememberTool},
 }
 
 // ruleLine is how the rules command lists r: by its id, or as built in.

@@ -17,8 +17,8 @@ import (
 
 func TestConsoleConversationOverSeveralTurns(t *testing.T) {
 	h := newHarness(t, script(nil), nil)
-	h.say("remember pineapple")
-	h.expect(`^\[main\] claude: ok: remember pineapple$`)
+	h.say("note pineapple")
+	h.expect(`^\[main\] claude: ok: note pineapple$`)
 	h.expect(`^\[main\] — ✓ .* · \$0\.\d+ · 1 turn$`)
 	h.say("recall")
 	h.expect(`^\[main\] claude: I remember pineapple$`)
@@ -200,7 +200,7 @@ func TestConsoleStopMidTurnAndQueuedFollowUps(t *testing.T) {
 
 func TestConsoleReapThenResume(t *testing.T) {
 	h := newHarness(t, script(nil), func(c *testConfig) { c.IdleTimeout = 500 * time.Millisecond })
-	h.say("remember pineapple")
+	h.say("note pineapple")
 	h.expect(`— ✓`)
 	testkit.WaitFor(t, waitTimeout, "the idle session to be reaped", func() bool { return h.b.LiveSessions() == 0 })
 	h.say("recall")
@@ -209,7 +209,7 @@ func TestConsoleReapThenResume(t *testing.T) {
 
 func TestConsoleRestartExpiresApprovalAndResumes(t *testing.T) {
 	h := newHarness(t, script(nil), nil)
-	h.say("remember pineapple")
+	h.say("note pineapple")
 	h.expect(`— ✓`)
 	h.say("run touch never.txt")
 	id := h.expect(`\? approval (\w+): Bash`)[1]

@@ -81,6 +81,14 @@ func (f *face) PostFile(ctx context.Context, file adapters.OutFile) error {
 	return err
 }
 
+func (f *face) Offer(ctx context.Context, p adapters.Prompt) (adapters.MessageRef, error) {
+	return f.w.ad.Ask(ctx, f.w.ref, p)
+}
+
+func (f *face) UpdateOffer(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error {
+	return f.w.ad.UpdatePrompt(ctx, ref, p)
+}
+
 func (f *face) Interrupt(ctx context.Context) error {
 	if !f.w.sess.live() {
 		return errNoProcess

@@ -16,6 +16,7 @@ import (
 	"github.com/claudeops/claudeops/adapters/console"
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
+	"github.com/claudeops/claudeops/bot/memory"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
@@ -59,10 +60,11 @@ func (c *testConfig) bot(st *store.Store) Config {
 	c.sched = scheduled.New(scheduled.Config{MaxPerUser: c.MaxSchedulesPerUser, Repos: wsExt})
 	var channels mcpservers.Channels
 	var kept scopes.Store
+	var facts memory.Facts
 	if st != nil {
-		channels, kept = st, st
+		channels, kept, facts = st, st, st
 	}
-	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels), scopes.New(kept)}
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels), scopes.New(kept), memory.New(memory.Config{Facts: facts})}
 	return cfg
 }
 
@@ -271,6 +273,7 @@ func (h *harness) absent(from int, pattern string) {
 //	recall            says whether the history mentions "pineapple"
 //	sendfile <p> [c]  calls the bot's send_file tool on path p, comment c
 //	readthread        calls the bot's read_thread tool
+//	propose <fact>    calls the bot's remember tool with fact
 //	anything else     answers "ok: <text>"
 func script(hold <-chan struct{}) fakeanthropic.Script {
 	return func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
@@ -311,6 +314,8 @@ func script(hold <-chan struct{}) fakeanthropic.Script {
 		case strings.HasPrefix(text, "sendfile "):
 			path, comment, _ := strings.Cut(strings.TrimPrefix(text, "sendfile "), " ")
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("mcp__claudeops__send_file", map[string]string{"path": path, "comment": comment})}}
+		case strings.HasPrefix(text, "propose "):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("mcp__claudeops__remember", map[string]string{"fact": strings.TrimPrefix(text, "propose ")})}}
 		case text == "readthread":
 			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("mcp__claudeops__read_thread", map[string]int{"limit": 20})}}
 		case text == "ask one":

@@ -40,10 +40,10 @@ func TestNewRemovesTheThreadsHome(t *testing.T) {
 	}
 	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
 
-	h.say("remember the word pineapple")
+	h.say("note the word pineapple")
 	h.expect(`^\[main\] claude: noted$`)
 	h.say("/thread t2")
-	h.say("remember the word pineapple")
+	h.say("note the word pineapple")
 	h.expect(`^\[t2\] claude: noted$`)
 	if !exists(home("main")) || !exists(home("t2")) {
 		t.Fatalf("no home per thread in %s", base)

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
 )
 
@@ -57,9 +58,31 @@ func (h hooks) prepare(ctx context.Context) error {
 	return nil
 }
 
-// receive hands a posted message to the parts (thread.Receiver).
+// receive hands a posted message to the parts (thread.Receiver), and a
+// proposal of Claude's to its Proposers.
 func (h hooks) receive(ctx context.Context, msg any) {
+	if p, ok := msg.(thread.Proposal); ok {
+		each(h, func(r thread.Proposer) { r.Propose(ctx, p) })
+		return
+	}
 	each(h, func(r thread.Receiver) { r.Receive(ctx, msg) })
+}
+
+// proposes: a part takes Claude's proposals (thread.Proposer).
+func (h hooks) proposes() bool {
+	found := false
+	each(h, func(thread.Proposer) { found = true })
+	return found
+}
+
+// click gives c to the part whose prompt it was on; false: none's.
+func (h hooks) click(ctx context.Context, u adapters.User, c adapters.Click) bool {
+	for _, x := range h {
+		if p, ok := x.(thread.Clicker); ok && p.Click(ctx, u, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // beforeAsk asks the parts about a; the first denial stands.

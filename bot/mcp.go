@@ -3,10 +3,12 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/mcptools"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -77,6 +79,16 @@ func (w *worker) mcpEnv(ctx context.Context) mcptools.Env {
 		}
 	}
 	env.Hidden = hiddenBy(w.cfg.Runner) // send_file sees what the session sees
+	if w.parts.proposes() {
+		// Called off the worker: the proposal waits in its queue.
+		posted := w.posted
+		env.Propose = func(_ context.Context, fact string) error {
+			if !posted.put(thread.Proposal{Text: fact}) {
+				return errThreadGone
+			}
+			return nil
+		}
+	}
 	return env
 }
 
@@ -88,6 +100,9 @@ func hiddenBy(r claudeproc.Runner) func(string) bool {
 	}
 	return nil
 }
+
+// errThreadGone: the thread's worker has gone; nothing more is shown in it.
+var errThreadGone = errors.New("the thread is closing")
 
 // mcpError is a JSON-RPC error answering msg, for when the server itself
 // failed (its own errors are answers already).

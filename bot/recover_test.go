@@ -122,7 +122,7 @@ func TestRecoverEndsLeftoverProcesses(t *testing.T) {
 // cost, and the thread is told once; a second restart says nothing more.
 func TestRestartTellsInterruptedTurnOnce(t *testing.T) {
 	h := newHarness(t, script(nil), nil)
-	h.say("remember pineapple")
+	h.say("note pineapple")
 	h.expect(`^\[main\] — ✓`)
 
 	// A run that "died": its records, as it left them.

@@ -89,8 +89,8 @@ func newSlashHarness(t *testing.T, hold <-chan struct{}, mod ...func(*testConfig
 // request holds the summary, not the history before it.
 func TestConsoleSlashCommands(t *testing.T) {
 	h, stdin := newSlashHarness(t, nil)
-	h.say("remember pineapple")
-	h.expect(`claude: ok: .*remember pineapple`)
+	h.say("note pineapple")
+	h.expect(`claude: ok: .*note pineapple`)
 	h.expect(`— ✓`)
 
 	before := len(h.api.Requests())
@@ -129,7 +129,7 @@ func TestConsoleSlashCommands(t *testing.T) {
 	h.say("recall")
 	h.expect(`claude: I remember pineapple`)
 	last := h.api.Requests()[len(h.api.Requests())-1].Transcript()
-	if !strings.Contains(last, summaryMarker) || strings.Contains(last, "[from operator]\nremember pineapple") {
+	if !strings.Contains(last, summaryMarker) || strings.Contains(last, "[from operator]\nnote pineapple") {
 		t.Errorf("the request after /compact does not start from the summary:\n%s", last)
 	}
 
@@ -152,7 +152,7 @@ func TestConsoleSlashCommands(t *testing.T) {
 		t.Errorf("the fresh thread's request holds the other thread's conversation:\n%s", last)
 	}
 
-	want := []string{"[from operator]\nremember pineapple", "/context", "/cost", "[from operator]\n/etc/passwd is odd", "/compact keep the fruit", "[from operator]\nrecall", "/context", "[from operator]\nhello"}
+	want := []string{"[from operator]\nnote pineapple", "/context", "/cost", "[from operator]\n/etc/passwd is odd", "/compact keep the fruit", "[from operator]\nrecall", "/context", "[from operator]\nhello"}
 	if got := stdin.texts(); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("the CLI was sent %q, want %q", got, want)
 	}
@@ -189,7 +189,7 @@ func checkAudit(t *testing.T, h *harness, want []string) {
 // they were. The operator's own /model still switches the model.
 func TestConsoleSlashHostile(t *testing.T) {
 	h, stdin := newSlashHarness(t, nil)
-	h.say("remember pineapple")
+	h.say("note pineapple")
 	h.expect(`— ✓`)
 	before := len(h.api.Requests())
 	for _, tt := range []struct{ cmd, want string }{
@@ -320,7 +320,7 @@ func TestConsoleSlashRepositoryHostile(t *testing.T) {
 		c.Workspace.Manager = m
 		c.Workspace.Repos = []string{"console/console=" + bare}
 	})
-	h.say("remember pineapple")
+	h.say("note pineapple")
 	h.expect(`— ✓`)
 	before := len(h.api.Requests())
 	for _, tt := range []struct{ cmd, want string }{

@@ -19,6 +19,7 @@ var guideWho = map[thread.Access]string{
 	thread.Starter: "changes: the thread's starter and admins",
 	thread.Admins:  "changes: admins",
 	thread.Creator: "changes: the schedule's creator and admins",
+	thread.Author:  "changes: the fact's author and admins",
 }
 
 // guideRow is one command as the user's guide documents it: its usages

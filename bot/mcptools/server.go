@@ -20,11 +20,13 @@ const ServerName = "claudeops"
 const (
 	SendFileTool   = "mcp__" + ServerName + "__" + sendFileName
 	ReadThreadTool = "mcp__" + ServerName + "__" + readThreadName
+	RememberTool   = "mcp__" + ServerName + "__" + rememberName
 )
 
 const (
 	sendFileName   = "send_file"
 	readThreadName = "read_thread"
+	rememberName   = "remember"
 )
 
 // Env is what the tools of one session may reach.
@@ -41,6 +43,9 @@ type Env struct {
 	// (absolute, symlinks resolved); send_file posts nothing the session
 	// could not read itself. Nil: the session sees all of Dir.
 	Hidden func(path string) bool
+	// Propose puts a fact Claude proposes before the thread's people
+	// (remember); it stores nothing. Nil: no tool remember.
+	Propose func(ctx context.Context, fact string) error
 }
 
 // Server answers one session's MCP messages. Handle may be called from

@@ -45,6 +45,9 @@ func (s *Server) tools() []tool {
 			InputSchema: readThreadSchema,
 		})
 	}
+	if s.env.Propose != nil {
+		ts = append(ts, tool{Name: rememberName, Description: rememberDescription, InputSchema: rememberSchema})
+	}
 	return ts
 }
 
@@ -68,6 +71,8 @@ func (s *Server) callTool(ctx context.Context, params json.RawMessage) (any, *rp
 		text, err = s.sendFile(ctx, p.Arguments)
 	case p.Name == readThreadName && s.env.Read != nil:
 		text, err = s.readThread(ctx, p.Arguments)
+	case p.Name == rememberName && s.env.Propose != nil:
+		text, err = s.remember(ctx, p.Arguments)
 	default:
 		return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("unknown tool %q", truncate(p.Name, 100))}
 	}

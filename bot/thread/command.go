@@ -69,4 +69,8 @@ const (
 	// Creator: changes to a schedule are for its creator and admins; the
 	// command checks.
 	Creator
+	// Author: removing what someone added (a channel's fact) is for its
+	// author and admins, unless the channel's settings say otherwise;
+	// the command checks.
+	Author
 )

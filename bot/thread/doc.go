@@ -69,7 +69,10 @@
 //
 // On demand: Statuser.Status adds to what `status` and `cost` say;
 // Receiver.Receive takes what was posted for the thread (Host.PostTo,
-// Host.PostChannel, Thread.Post), on its worker, in the order posted.
+// Host.PostChannel, Thread.Post), on its worker, in the order posted;
+// Clicker.Click takes a click on a prompt the part showed (Thread.Offer);
+// Proposer.Propose takes a fact Claude proposed with the bot's tool
+// remember (the kernel offers the tool where a part is a Proposer).
 //
 // On the Extension itself, not a part: Commander.Commands contributes rows
 // to the bot's one command table, which dispatches commands (to the
@@ -88,7 +91,7 @@
 // posting to a thread or a channel's threads, opening a thread), Thread
 // (what a part may ask of its thread) and the values they carry (State,
 // Run, Workspace, Prompt). hooks.go: the hooks above and the values they
-// share (Launch, TurnEnd, Ask, Asked, Expiry, Status). command.go: a row
+// share (Launch, TurnEnd, Ask, Asked, Expiry, Status, Proposal). command.go: a row
 // of the bot's command table (Command, Commander) and who may run it
 // (Access).
 package thread

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/claudeproc"
 )
 
@@ -179,6 +180,26 @@ type Status struct {
 // rest.
 type Receiver interface {
 	Receive(ctx context.Context, msg any)
+}
+
+// Clicker takes the clicks on the prompts its part showed (Thread.Offer):
+// Click reports whether c was on one of them. The kernel has checked that
+// the clicker may use the bot; what they may choose is the part's to
+// check, and to tell them.
+type Clicker interface {
+	Click(ctx context.Context, u adapters.User, c adapters.Click) bool
+}
+
+// Proposal is a fact Claude proposed with the bot's own tool remember
+// (bot/mcptools): untrusted text, of at most store.MaxFactChars
+// characters. The call stores nothing.
+type Proposal struct{ Text string }
+
+// Proposer takes Claude's Proposals in its thread, on the worker, and puts
+// them before people. The kernel offers Claude the tool only in threads
+// where a part is a Proposer.
+type Proposer interface {
+	Propose(ctx context.Context, p Proposal)
 }
 
 // Recoverer is an Extension (not a part) that keeps its own record of

@@ -86,6 +86,12 @@ type Thread interface {
 	Notify(ctx context.Context, u adapters.User, text string) error
 	// PostFile posts f in the thread, after what the thread was shown.
 	PostFile(ctx context.Context, f adapters.OutFile) error
+	// Offer shows p, a prompt of the part's own (its ID the part's, unlike
+	// any approval's), with the platform's controls for its choices: a
+	// click on it goes to the part's Clicker, never to the approvals.
+	// UpdateOffer shows its new state.
+	Offer(ctx context.Context, p adapters.Prompt) (adapters.MessageRef, error)
+	UpdateOffer(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error
 	// Audit records what user did, or was refused, in the thread.
 	Audit(ctx context.Context, user, action, target, detail string, allowed bool)
 	// MayChange: user is the thread's starter or an admin; RefuseChange

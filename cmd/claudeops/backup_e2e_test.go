@@ -36,7 +36,7 @@ func TestBackupWhileRunningThenRestore(t *testing.T) {
 	env := append(base, "CLAUDEOPS_DB="+db)
 
 	b := startBotProc(t, env)
-	b.say("remember pineapple")
+	b.say("note pineapple")
 	b.expect(`^\[main\] claude: noted$`)
 
 	// While that bot runs (and holds the database's lock).

@@ -137,7 +137,7 @@ func TestRestoreThenThreadsResume(t *testing.T) {
 	env := dbEnv(t, state)
 	db := filepath.Join(state, "claudeops.db")
 	b := startBotProc(t, env)
-	b.say("remember pineapple")
+	b.say("note pineapple")
 	b.expect(`^\[main\] claude: noted$`)
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	if code, out, errs := runOnce(t, os.Args[0], env, nil, "backup", backup); code != 0 {

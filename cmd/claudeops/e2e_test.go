@@ -211,7 +211,7 @@ func TestKill9MidTurnThenRestart(t *testing.T) {
 	env = append(env, testrunner.Env(t, home)...)
 
 	b := startBotProc(t, env)
-	b.say("remember pineapple")
+	b.say("note pineapple")
 	b.expect(`^\[main\] claude: noted$`)
 	b.say("run touch never.txt")
 	id := b.expect(`^\[main\] \? approval (\w+): Bash`)[1]

@@ -5,6 +5,7 @@ import (
 
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
+	"github.com/claudeops/claudeops/bot/memory"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
@@ -27,6 +28,8 @@ type extensions struct {
 	// scopes shows and changes the settings from chat (settings, set,
 	// unset), keeping what chat sets in the store.
 	scopes *scopes.Extension
+	// memory keeps a channel's facts and gives them to its sessions.
+	memory *memory.Extension
 }
 
 // extensionsConfig holds the extensions' settings, each its package's
@@ -56,6 +59,7 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		schedules:  scheduled.New(sc),
 		mcp:        mcpservers.New(cfg.mcp, st),
 		scopes:     scopes.New(st),
+		memory:     memory.New(memory.Config{Facts: st}),
 	}, nil
 }
 
@@ -63,7 +67,8 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 // turn's spend, and why a limit stopped it), then workspaces (the change
 // summary, a scheduled run's push), then schedules (the run's record),
 // then the operator's MCP servers (launch only), then the settings
-// commands (no hook).
+// commands, then the channel's facts (instructions, after any the
+// channel's settings give).
 func (e extensions) list() []thread.Extension {
-	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.scopes}
+	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.scopes, e.memory}
 }

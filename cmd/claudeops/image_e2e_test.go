@@ -39,8 +39,8 @@ func TestImage(t *testing.T) {
 
 	first := runImage(t, image, volume, api.URL)
 	first.waitReady(t)
-	first.say("remember the word " + word)
-	first.expect(`^\[main\] claude: ok: remember the word ` + word + `$`)
+	first.say("note the word " + word)
+	first.expect(`^\[main\] claude: ok: note the word ` + word + `$`)
 	first.waitHealthy(t)
 	first.checkNotRoot(t)
 	first.checkNoNode(t)
@@ -59,7 +59,7 @@ func TestImage(t *testing.T) {
 	if turn == nil {
 		t.Fatal("the model API got no request for the second turn")
 	}
-	if tr := turn.Transcript(); !strings.Contains(tr, "remember the word "+word) {
+	if tr := turn.Transcript(); !strings.Contains(tr, "note the word "+word) {
 		t.Errorf("the recreated container's turn went to the model without the first turn (no resume); "+
 			"its transcript ends:\n%s", tr[max(0, len(tr)-2000):])
 	}

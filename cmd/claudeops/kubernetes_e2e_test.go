@@ -222,8 +222,8 @@ func TestKubernetesConversation(t *testing.T) {
 	hold, slow := make(chan struct{}), make(chan struct{}, 1)
 	b := newKubeBed(t, k8sScript(hold, slow))
 	bot := b.start(t)
-	bot.say("remember pineapple")
-	bot.expect(`^\[main\] claude: noted: remember pineapple$`)
+	bot.say("note pineapple")
+	bot.expect(`^\[main\] claude: noted: note pineapple$`)
 	first := b.waitPods(t, 1)[0]
 
 	bot.say("run touch from-the-pod.txt")

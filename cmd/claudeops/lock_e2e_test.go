@@ -70,7 +70,7 @@ func TestOneBotPerDatabase(t *testing.T) {
 	started := time.Now().Add(-time.Second).Truncate(time.Second)
 	first := startBotProc(t, env)
 	first.expect(`^claudeops console: `)
-	first.say("remember pineapple")
+	first.say("note pineapple")
 	first.expect(`^\[main\] claude: noted$`)
 	pid := first.cmd.Process.Pid
 	if got := flockHolders(t, lockFile); len(got) != 1 || got[0] != pid {

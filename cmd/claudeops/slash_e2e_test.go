@@ -68,7 +68,7 @@ func checkCompacted(t *testing.T, api *fakeanthropic.Server, before, after strin
 func TestSlashCompactSlack(t *testing.T) {
 	r := startSlackTools(t, compactScript)
 	const general, alice = "C0GENERAL1", "U0ALICE001"
-	root := r.fs.Post(alice, general, "<@U0FAKEBOT1> remember the pineapple")
+	root := r.fs.Post(alice, general, "<@U0FAKEBOT1> note the pineapple")
 	said := func(ch, thread, what string, ok func(string) bool) {
 		t.Helper()
 		if !r.fs.WaitFor(90*time.Second, func() bool {
@@ -77,12 +77,12 @@ func TestSlashCompactSlack(t *testing.T) {
 			t.Fatalf("the thread never showed %s: %+v; the bot's log:\n%s", what, r.fs.Thread(ch, thread), r.bot.stderr.String())
 		}
 	}
-	said(general, root, "the answer", func(s string) bool { return strings.Contains(s, "ok: remember the pineapple") })
+	said(general, root, "the answer", func(s string) bool { return strings.Contains(s, "ok: note the pineapple") })
 	r.fs.Reply(alice, general, root, "<@U0FAKEBOT1> /compact")
 	said(general, root, "the compaction", compactedLine.MatchString)
 	r.fs.Reply(alice, general, root, "after the compaction")
 	said(general, root, "the next answer", func(s string) bool { return strings.Contains(s, "ok: after the compaction") })
-	checkCompacted(t, r.api, "remember the pineapple", "after the compaction")
+	checkCompacted(t, r.api, "note the pineapple", "after the compaction")
 
 	r.fs.Reply(alice, general, root, " /context")
 	said(general, root, "the context", func(s string) bool { return strings.Contains(s, "Context Usage") })
@@ -117,13 +117,13 @@ func TestSlashCompactMatrix(t *testing.T) {
 	r := startMatrixTools(t, compactScript, false)
 	cmd := r.start()
 	room := r.room(false)
-	root := r.alice.SendText(room, "remember the pineapple", r.bot.ID, "")
-	r.botSaid(room, root, "the answer", func(m dendrite.Message) bool { return strings.Contains(m.Body, "ok: remember the pineapple") })
+	root := r.alice.SendText(room, "note the pineapple", r.bot.ID, "")
+	r.botSaid(room, root, "the answer", func(m dendrite.Message) bool { return strings.Contains(m.Body, "ok: note the pineapple") })
 	r.alice.SendText(room, "/compact", r.bot.ID, root)
 	r.botSaid(room, root, "the compaction", func(m dendrite.Message) bool { return compactedLine.MatchString(m.Body) })
 	r.alice.SendText(room, "after the compaction", "", root)
 	r.botSaid(room, root, "the next answer", func(m dendrite.Message) bool { return strings.Contains(m.Body, "ok: after the compaction") })
-	checkCompacted(t, r.api, "remember the pineapple", "after the compaction")
+	checkCompacted(t, r.api, "note the pineapple", "after the compaction")
 
 	r.alice.SendText(room, "/compact", "", root)
 	r.botSaid(room, root, "a second compaction", func(m dendrite.Message) bool {

@@ -65,7 +65,7 @@ func TestStateFilesPrivateAfterRealRun(t *testing.T) {
 	)
 	var b *botProc
 	withUmask(0, func() { b = startBotProc(t, env) })
-	b.say("remember this")
+	b.say("note this")
 	b.expect(`^\[main\] claude: noted$`)
 	b.expect(`^\[main\] — ✓`) // the turn is stored
 

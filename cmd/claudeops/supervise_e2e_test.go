@@ -123,7 +123,7 @@ func TestKill9MidToolThenRestart(t *testing.T) {
 	b := startBotProc(t, env)
 	b.say("rules add allow Bash(nice sleep 120)")
 	b.expect(`^\[main\] \* Rule \d+: allow Bash\(nice sleep 120\) in this channel\.$`)
-	b.say("remember pineapple")
+	b.say("note pineapple")
 	b.expect(`^\[main\] claude: noted$`)
 	b.expect(`^\[main\] — ✓`)
 	b.say("run nice sleep 120")

@@ -37,7 +37,8 @@ type Thread struct {
 	// What the part did.
 	Said       []string // replies, notices ("!" first when an error), tells ("@user "), notifications
 	Files      []adapters.OutFile
-	Audits     []string // "user action target detail allowed"
+	Offers     []adapters.Prompt // Offer and UpdateOffer, in order
+	Audits     []string          // "user action target detail allowed"
 	Interrupts int
 	Cancelled  []string
 	Stops      []string
@@ -180,6 +181,16 @@ func (t *Thread) Notify(_ context.Context, u adapters.User, text string) error {
 
 func (t *Thread) PostFile(_ context.Context, f adapters.OutFile) error {
 	t.Files = append(t.Files, f)
+	return nil
+}
+
+func (t *Thread) Offer(_ context.Context, p adapters.Prompt) (adapters.MessageRef, error) {
+	t.Offers = append(t.Offers, p)
+	return adapters.MessageRef{Thread: t.Key, ID: fmt.Sprintf("offer-%d", len(t.Offers))}, nil
+}
+
+func (t *Thread) UpdateOffer(_ context.Context, _ adapters.MessageRef, p adapters.Prompt) error {
+	t.Offers = append(t.Offers, p)
 	return nil
 }
 
