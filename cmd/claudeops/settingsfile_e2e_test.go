@@ -16,9 +16,10 @@ import (
 
 // End to end through the built bot: the settings file (CLAUDEOPS_SETTINGS_FILE)
 // refused whole at start, and while running kept at its last good content
-// whatever is written over it. The oracle of which settings run is the
+// whatever is written over it. The oracles of which settings run: the
 // file's SHA-256 the test computes itself, against what /readyz says is in
-// use.
+// use, and what `settings` answers in the console (the value and the line
+// it comes from).
 
 // goodSettings is a settings file with something at every level.
 const goodSettings = `bot:
@@ -131,6 +132,18 @@ func (s *settingsBot) inUse(what, content string, refused func(string) bool) {
 	})
 }
 
+// shows asks `settings` (the console's operator is a bot admin) and
+// waits for its model line to say model, and then, when problem is set,
+// for the line saying the file on disk is refused, with problem.
+func (s *settingsBot) shows(model, problem string) {
+	s.t.Helper()
+	s.say("settings")
+	s.expect(`^\[main\] \* • model: ` + regexp.QuoteMeta(model) + `$`)
+	if problem != "" {
+		s.expect(`^\[main\] \* The settings file on disk is not in use \(the last good one is\): .*` + regexp.QuoteMeta(problem))
+	}
+}
+
 // countLog is how many log lines match re.
 func (s *settingsBot) countLog(re string) int {
 	n := 0
@@ -165,9 +178,11 @@ func none(s string) bool { return s == "" }
 func TestSettingsFileReload(t *testing.T) {
 	s := startSettingsBot(t, goodSettings)
 	s.inUse("the file of the start", goodSettings, none)
+	s.shows("`opus` — channel console/console (the console), from the settings file, line 8", "")
 	for _, bad := range badSettings {
 		writeAtomic(t, s.file, bad.content)
 		s.inUse(bad.name+" refused", goodSettings, func(r string) bool { return strings.Contains(r, bad.want) })
+		s.shows("`opus` — channel console/console (the console), from the settings file, line 8", bad.want)
 	}
 	if s.countLog(`settings file refused; the last good settings stay`) < len(badSettings) {
 		t.Errorf("the log says fewer refusals than %d; log:\n%s", len(badSettings), strings.Join(s.logLines(), "\n"))
@@ -176,6 +191,7 @@ func TestSettingsFileReload(t *testing.T) {
 	next := strings.Replace(goodSettings, "model: opus", "model: haiku", 1)
 	writeAtomic(t, s.file, next)
 	s.inUse("a good file after the bad ones", next, none)
+	s.shows("`haiku` — channel console/console (the console), from the settings file, line 8", "")
 
 	// Half-written in place: the first part (an unclosed mapping) is read
 	// and refused, the whole applied once written.
@@ -189,11 +205,13 @@ func TestSettingsFileReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.inUse("a half-written file refused", next, func(r string) bool { return strings.Contains(r, "did not find expected ',' or '}'") })
+	s.shows("`haiku` — channel console/console (the console), from the settings file, line 8", "did not find expected ',' or '}'")
 	if _, err := f.WriteString(whole[len(half):]); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()
 	s.inUse("the file once whole", whole, none)
+	s.shows("`opus` — channel console/console, from the settings file, line 2", "")
 
 	// SIGHUP: read again (the same content: nothing changes), the bot runs on.
 	reads := s.countLog(`msg="settings file read"`)
