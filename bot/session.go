@@ -138,6 +138,7 @@ func (s *session) open(ctx, life context.Context, opts func() claudeproc.Options
 		o.MCPServers, o.PluginDirs = l.MCPServers, append(o.PluginDirs, l.PluginDirs...)
 		o.Mounts = append(o.Mounts, l.Mounts...)
 		o.Env = addEnv(o.Env, l.Env)
+		o.Image = l.Image
 	}
 	p, err := s.start(life, o)
 	if err != nil {

@@ -55,6 +55,9 @@ type Options struct {
 	Session Session
 	// Mounts are more directories of the host the session sees (Mount).
 	Mounts []Mount
+	// Image, when set, is the image the session's CLI runs from in place
+	// of the runner's own (Spec.Image): a runner with images only.
+	Image string
 	// Progress, when set, is told what the runner waits on before the CLI
 	// runs (a Pod waiting for capacity), as a sentence for people.
 	Progress func(text string)

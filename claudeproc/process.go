@@ -120,7 +120,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	// The runner owns the child's ends from here on.
 	h, err := runner.Start(ctx, Spec{
 		Bin: opts.Bin, Args: opts.Args(), Dir: opts.Dir, Env: opts.Env, Session: opts.Session,
-		Mounts: opts.Mounts, Progress: opts.Progress,
+		Mounts: opts.Mounts, Progress: opts.Progress, Image: opts.Image,
 		Stdin: inR, Stdout: outW, Stderr: errW, MCPConfig: mcpConfig,
 	})
 	if err != nil {

@@ -43,6 +43,12 @@ type Spec struct {
 	// Mounts are more directories the session sees (NestMounts): a
 	// runner that cannot show one as asked refuses the start.
 	Mounts []Mount
+	// Image, when set, is the image to run the CLI from in place of the
+	// runner's own (a channel's, package settings): a runner with images
+	// (docker, kubernetes) uses it, checked as its own is (present, its
+	// CLI recent enough), or refuses the start; one without (Local,
+	// Sandbox) has none to replace and ignores it.
+	Image string
 	// Progress, when set, is told what Start waits on (capacity in a
 	// cluster), as a sentence for people; called on Start's goroutine.
 	Progress func(text string)

@@ -53,6 +53,9 @@ type Launch struct {
 	// Env are variables (NAME=value) its environment gets when the
 	// operator's (CLAUDEOPS_CLAUDE_ENV) does not already name them.
 	Env []string
+	// Image, when set, is the runner's image it runs from in place of
+	// the runner's own (claudeproc.Options.Image): a channel's.
+	Image string
 }
 
 // Instructor gives text for the system prompt of the thread's sessions:

@@ -2,7 +2,9 @@
 // in a container of its own, started through the Docker Engine API.
 //
 // What a container gets: the operator's image (the CLI and the tools the
-// repository needs, git among them), the session's working directory
+// repository needs, git among them; a channel's own where its settings name
+// one, Spec.Image, checked at its first session as the runner's own is at
+// start: on the engine, never pulled, and its CLI recent enough), the session's working directory
 // bind-mounted at the same path, the Spec's Mounts at theirs (a worktree's
 // git directory: binds, read-only where asked, a tmpfs for an empty one), the CLI's state (~/.claude) on a volume per thread so that
 // sessions resume across containers (and no thread reaches another's shell
@@ -21,6 +23,7 @@
 // docker.go: Config, Runner, Prepare (an earlier version's per-channel
 // volumes removed at start), Start; handle.go: a running container, its
 // stdio and exit; volume.go: the volume per thread for ~/.claude (removed
-// by RemoveHome), the CLI's version in the image; settings.go: Settings,
+// by RemoveHome), the CLI's version in the image; image.go: a channel's
+// image, checked; settings.go: Settings,
 // its env tags, its checks, the runner built.
 package docker

@@ -114,6 +114,9 @@ type Runner struct {
 	log      *slog.Logger
 
 	volMu sync.Mutex // one volume set-up at a time: a new volume is chowned before use
+
+	imgMu   sync.Mutex
+	checked map[string]bool // channels' images found fit (image.go)
 }
 
 var _ claudeproc.Runner = (*Runner)(nil)
@@ -229,18 +232,22 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err != nil {
 		return nil, fmt.Errorf("docker runner: %w", err)
 	}
+	image, err := r.image(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	vol := r.VolumeName(spec.Session)
 	if err := r.ensureVolume(ctx, vol, spec.Session); err != nil {
 		return nil, err
 	}
-	cfg, host := r.containerConfig(spec, dir, vol)
+	cfg, host := r.containerConfig(spec, image, dir, vol)
 	host.Mounts = append(host.Mounts, r.extraMounts(extra)...)
 	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:   "claudeops-" + r.cfg.Instance + "-" + Hash(spec.Session.Thread) + "-" + randomHex(4),
 		Config: cfg, HostConfig: host,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create container from %s: %w", r.cfg.Image, err)
+		return nil, fmt.Errorf("create container from %s: %w", image, err)
 	}
 	h, err := r.attachAndStart(ctx, created.ID, spec)
 	if err != nil {
@@ -267,7 +274,7 @@ func (r *Runner) attachAndStart(ctx context.Context, id string, spec claudeproc.
 	if _, err := r.cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
 		att.Close()
 		abandonWait()
-		return nil, fmt.Errorf("start container %s (%s in %s): %w", shortID(id), spec.Bin, r.cfg.Image, err)
+		return nil, fmt.Errorf("start container %s (%s): %w", shortID(id), spec.Bin, err)
 	}
 	h := &handle{r: r, id: id, wait: wait, cancelWait: cancelWait, att: att.HijackedResponse, stdin: spec.Stdin, outDone: make(chan struct{})}
 	go h.copyIn(spec.Stdin)
@@ -286,14 +293,14 @@ func abandon(w client.ContainerWaitResult, cancel context.CancelFunc) {
 }
 
 // containerConfig is the container of one session.
-func (r *Runner) containerConfig(spec claudeproc.Spec, dir, vol string) (*container.Config, *container.HostConfig) {
+func (r *Runner) containerConfig(spec claudeproc.Spec, image, dir, vol string) (*container.Config, *container.HostConfig) {
 	labels := map[string]string{
 		LabelInstance: r.cfg.Instance,
 		LabelChannel:  Hash(spec.Session.Channel),
 		LabelThread:   Hash(spec.Session.Thread),
 	}
 	cfg := &container.Config{
-		Image: r.cfg.Image,
+		Image: image,
 		User:  fmt.Sprintf("%d:%d", r.uid, r.gid),
 		// The image's entrypoint, if any, does not come between.
 		Entrypoint: []string{spec.Bin},

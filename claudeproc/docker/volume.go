@@ -101,12 +101,17 @@ func (r *Runner) chownVolume(ctx context.Context, vol string) error {
 // CLI's user, and returns what it printed: the CLI that matters is the
 // image's, not the host's.
 func (r *Runner) CLIVersion(ctx context.Context, bin string) (string, error) {
-	res, err := r.runOnce(ctx, []string{bin, "--version"}, fmt.Sprintf("%d:%d", r.uid, r.gid), nil)
+	return r.cliVersionIn(ctx, r.cfg.Image, bin)
+}
+
+// cliVersionIn is CLIVersion in image.
+func (r *Runner) cliVersionIn(ctx context.Context, image, bin string) (string, error) {
+	res, err := r.runOnceIn(ctx, image, []string{bin, "--version"}, fmt.Sprintf("%d:%d", r.uid, r.gid), nil)
 	if err != nil {
-		return "", fmt.Errorf("run %s --version in %s: %w", bin, r.cfg.Image, err)
+		return "", fmt.Errorf("run %s --version in %s: %w", bin, image, err)
 	}
 	if res.code != 0 {
-		return "", fmt.Errorf("run %s --version in %s: exit code %d: %s", bin, r.cfg.Image, res.code, strings.TrimSpace(res.stderr))
+		return "", fmt.Errorf("run %s --version in %s: exit code %d: %s", bin, image, res.code, strings.TrimSpace(res.stderr))
 	}
 	return strings.TrimSpace(res.stdout), nil
 }
@@ -120,10 +125,15 @@ type onceResult struct {
 // capabilities but caps, and only the mounts given, and returns how it
 // ended and what it printed.
 func (r *Runner) runOnce(ctx context.Context, cmd []string, user string, caps []string, mounts ...mount.Mount) (onceResult, error) {
+	return r.runOnceIn(ctx, r.cfg.Image, cmd, user, caps, mounts...)
+}
+
+// runOnceIn is runOnce in image.
+func (r *Runner) runOnceIn(ctx context.Context, image string, cmd []string, user string, caps []string, mounts ...mount.Mount) (onceResult, error) {
 	pids := r.cfg.Pids
 	created, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Config: &container.Config{
-			Image: r.cfg.Image, User: user, Entrypoint: cmd,
+			Image: image, User: user, Entrypoint: cmd,
 			Labels: map[string]string{LabelInstance: r.cfg.Instance},
 		},
 		HostConfig: &container.HostConfig{

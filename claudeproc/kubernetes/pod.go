@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -65,7 +66,7 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 	grace := int64(gracePeriod)
 	c := corev1.Container{
 		Name:                     container,
-		Image:                    r.cfg.Image,
+		Image:                    cmp.Or(spec.Image, r.cfg.Image), // a channel's (Spec.Image), else the runner's
 		Command:                  []string{"/bin/sh", "-c", launcher},
 		Args:                     append([]string{spec.Bin}, spec.Args...),
 		WorkingDir:               spec.Dir,

@@ -160,6 +160,18 @@ func TestPodSpec(t *testing.T) {
 	}
 }
 
+// TestPodImage: a session's Pod runs the channel's image where the spec
+// names one (Spec.Image), else the runner's.
+func TestPodImage(t *testing.T) {
+	r := &Runner{cfg: testConfig()}
+	for _, tt := range []struct{ spec, want string }{{"", r.cfg.Image}, {"registry.example/infra:2", "registry.example/infra:2"}} {
+		spec := claudeproc.Spec{Bin: "claude", Dir: "/work", Image: tt.spec, Session: claudeproc.Session{Channel: "slack/C1", Thread: "slack/C1/1.2"}}
+		if got := r.pod(r.podName(spec.Session.Thread), spec, mounts{}).Spec.Containers[0].Image; got != tt.want {
+			t.Errorf("spec image %q: the Pod's is %q, want %q", tt.spec, got, tt.want)
+		}
+	}
+}
+
 // TestHomeDirs: the CLI's state is per thread (per channel only when no
 // thread is given) and per instance, below the claim's homes, and the
 // path a Pod mounts is the one the bot makes and removes.

@@ -6,6 +6,7 @@ import (
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/memory"
+	"github.com/claudeops/claudeops/bot/runnerimage"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
@@ -25,6 +26,9 @@ type extensions struct {
 	schedules *scheduled.Extension
 	// mcp gives channels the operator's MCP servers and plugins.
 	mcp *mcpservers.Extension
+	// image gives channels' sessions the runner's image their settings
+	// name.
+	image *runnerimage.Extension
 	// scopes shows and changes the settings from chat (settings, set,
 	// unset), keeping what chat sets in the store.
 	scopes *scopes.Extension
@@ -58,6 +62,7 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		workspaces: ws,
 		schedules:  scheduled.New(sc),
 		mcp:        mcpservers.New(cfg.mcp, st),
+		image:      runnerimage.New(runnerImage(cfg.Runner)),
 		scopes:     scopes.New(st),
 		memory:     memory.New(memory.Config{Facts: st}),
 	}, nil
@@ -66,9 +71,19 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 // list is the extensions in the order their hooks run: limits first (a
 // turn's spend, and why a limit stopped it), then workspaces (the change
 // summary, a scheduled run's push), then schedules (the run's record),
-// then the operator's MCP servers (launch only), then the settings
-// commands, then the channel's facts (instructions, after any the
-// channel's settings give).
+// then the operator's MCP servers (launch only), then the channel's image
+// (launch and status), then the settings commands, then the channel's
+// facts (instructions, after any the channel's settings give).
 func (e extensions) list() []thread.Extension {
-	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.scopes, e.memory}
+	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.image, e.scopes, e.memory}
+}
+
+// runnerImage says what the runner in use is to the image extension
+// (choose has settled it by now).
+func runnerImage(r runnerConfig) runnerimage.Config {
+	k := r.inUse()
+	if k == nil {
+		return runnerimage.Config{Runner: r.Kind}
+	}
+	return runnerimage.Config{Runner: k.Name(), Images: k.ImageCLI()}
 }
