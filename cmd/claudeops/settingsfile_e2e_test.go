@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/claudeops/claudeops/internal/fakeslack"
 	"github.com/claudeops/claudeops/internal/testkit"
 )
 
@@ -247,4 +248,66 @@ func TestSIGHUPWithoutSettingsFile(t *testing.T) {
 	if err := b.endInput(90 * time.Second); err != nil {
 		t.Errorf("bot exit after SIGHUP: %v", err)
 	}
+}
+
+// TestSettingsKeepByIDOnSlack: the settings file names a Slack channel by
+// its id; renamed, then archived and brought back, the channel keeps its
+// settings (`settings` in a new thread shows the file's value and line
+// each time), and a new channel given its old name gets none of them:
+// nothing keys a setting by a channel's name.
+func TestSettingsKeepByIDOnSlack(t *testing.T) {
+	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.yaml")
+	const general, alice, mention = "C0GENERAL1", "U0ALICE001", "<@U0FAKEBOT1> "
+	if err := os.WriteFile(file, []byte("channels:\n  slack/"+general+":\n    label: \"#general\"\n    model: opus\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
+		"CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file, "CLAUDEOPS_ALLOWED_USERS=" + alice,
+		"SLACK_API_URL=" + fs.URL + "/api/", "SLACK_BOT_TOKEN=" + fs.Opts.BotToken, "SLACK_APP_TOKEN=" + fs.Opts.AppToken}
+	b := startSlackBot(t, env)
+	if !fs.WaitConnections(1, 90*time.Second) {
+		t.Fatalf("the bot did not connect; its log:\n%s", b.stderr.String())
+	}
+	// settingsLine is the model line `settings` answers in a new thread of
+	// channel.
+	settingsLine := func(channel string) string {
+		t.Helper()
+		root := fs.Post(alice, channel, mention+"settings")
+		var line string
+		if !fs.WaitFor(90*time.Second, func() bool {
+			for _, m := range fs.Thread(channel, root) {
+				for l := range strings.SplitSeq(m.VisibleText(), "\n") {
+					if m.BotID != "" && strings.HasPrefix(l, "• model: ") {
+						line = l
+					}
+				}
+			}
+			return line != ""
+		}) {
+			t.Fatalf("settings did not answer in %s; thread %+v; the bot's log:\n%s", channel, fs.Thread(channel, root), b.stderr.String())
+		}
+		return line
+	}
+	want := "• model: `opus` — channel slack/" + general + " (#general), from the settings file, line 4"
+	if got := settingsLine(general); got != want {
+		t.Errorf("at first: %q, want %q", got, want)
+	}
+	fs.AddChannel(fakeslack.Channel{ID: general, Name: "payments-renamed", Members: []string{alice, "U0BOB00001"}})
+	if got := settingsLine(general); got != want {
+		t.Errorf("renamed: %q, want %q", got, want)
+	}
+	// Another channel now called general gets none of them.
+	fs.AddChannel(fakeslack.Channel{ID: "C0NEWGEN01", Name: "general", Members: []string{alice}})
+	if got := settingsLine("C0NEWGEN01"); got != "• model: none (default)" {
+		t.Errorf("a new channel with the old name: %q, want the default", got)
+	}
+	fs.ArchiveChannel(general, true)
+	fs.ArchiveChannel(general, false)
+	if got := settingsLine(general); got != want {
+		t.Errorf("archived and brought back: %q, want %q", got, want)
+	}
+	b.stop(t)
 }
