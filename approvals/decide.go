@@ -46,7 +46,8 @@ func (e *AlreadyDecidedError) Is(target error) bool { return target == ErrAlread
 //  5. the decision must fit the request (ErrInvalidDecision): one of the five
 //     choices; for a Question only ChoiceAllow with answers (each key one of
 //     the question texts) or ChoiceDeny; answers only for a Question;
-//  6. ChoiceAllowAlways (a channel rule) only from an admin: ErrAdminOnly.
+//  6. ChoiceAllowAlways (a channel rule) only from an admin of the
+//     request's channel: ErrAdminOnly.
 //
 // Then the allow choices make it StateAllowed, deny
 // StateDenied, and d is kept (d.At defaults to now). The first valid
@@ -60,7 +61,7 @@ func (r *Registry) Decide(id string, d Decision) (Pending, error) {
 		return Pending{}, fmt.Errorf("approval %q: %w", id, ErrUnknown)
 	}
 	p := &e.p
-	if !r.MayDecide(d.By, p.Starter) {
+	if !r.MayDecide(p.ChannelKey, d.By, p.Starter) {
 		return p.clone(), fmt.Errorf("approval %s: %q: %w", id, d.By, ErrNotAllowed)
 	}
 	switch p.State {
@@ -82,7 +83,7 @@ func (r *Registry) Decide(id string, d Decision) (Pending, error) {
 	if err := checkDecision(p, d); err != nil {
 		return p.clone(), fmt.Errorf("approval %s: %w", id, err)
 	}
-	if d.Choice == ChoiceAllowAlways && !r.IsAdmin(d.By) {
+	if d.Choice == ChoiceAllowAlways && !r.IsAdmin(p.ChannelKey, d.By) {
 		return p.clone(), fmt.Errorf("approval %s: %q: %w", id, d.By, ErrAdminOnly)
 	}
 	if d.At.IsZero() {

@@ -49,7 +49,7 @@
 //     prompt may offer (GrantChoices).
 //   - cliperm.go: deny rules in the CLI's own syntax, for --settings.
 //   - registry.go, decide.go: pending requests keyed by request_id and who
-//     may decide them (MayDecide: the thread's starter or an admin;
+//     may decide them (MayDecide: the thread's starter or an admin of its channel;
 //     "Always allow" an admin's); choice.go: the typed choices.
 //   - question.go: AskUserQuestion's questions and answers.
 package approvals

@@ -76,8 +76,9 @@ type entry struct {
 // All methods are safe for concurrent use, never block on anything but the
 // registry's mutex, and return copies.
 type Registry struct {
-	mu      sync.Mutex
-	admins  map[string]bool
+	mu sync.Mutex
+	// admin says whether user administers a channel (by its key).
+	admin   func(channelKey, user string) bool
 	timeout time.Duration
 	now     func() time.Time
 	byID    map[string]*entry
@@ -85,54 +86,68 @@ type Registry struct {
 	seq     uint64
 }
 
-// NewRegistry returns an empty registry. admins may decide any request;
-// timeout is how long a request waits (<= 0: forever); now is the clock
-// (nil: time.Now).
+// NewRegistry returns an empty registry. admins may decide any request
+// of every channel; timeout is how long a request waits (<= 0: forever);
+// now is the clock (nil: time.Now).
 func NewRegistry(admins []string, timeout time.Duration, now func() time.Time) *Registry {
+	return NewChannelRegistry(ListAdmins(admins), timeout, now)
+}
+
+// NewChannelRegistry is NewRegistry where who administers is asked per
+// channel: admin(channelKey, user) says whether user administers the
+// channel (Request.ChannelKey) — a request is decided by its own
+// channel's admins, never another's. admin must be safe from any
+// goroutine and must not call the registry.
+func NewChannelRegistry(admin func(channelKey, user string) bool, timeout time.Duration, now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}
-	r := &Registry{
-		admins:  make(map[string]bool, len(admins)),
+	return &Registry{
+		admin:   admin,
 		timeout: timeout,
 		now:     now,
 		byID:    make(map[string]*entry),
 		byReq:   make(map[string]string),
 	}
+}
+
+// ListAdmins is an admin check for NewChannelRegistry from one list for
+// every channel: ids, or globs (`@*:example.org`, as path.Match reads them).
+func ListAdmins(admins []string) func(channelKey, user string) bool {
+	set := make(map[string]bool, len(admins))
 	for _, a := range admins {
 		if a = strings.TrimSpace(a); a != "" {
-			r.admins[a] = true
+			set[a] = true
 		}
 	}
-	return r
-}
-
-// MayDecide reports whether user may decide a request of a thread started by
-// starter: the starter and the admins may; an empty user never may.
-func (r *Registry) MayDecide(user, starter string) bool {
-	if user == "" {
-		return false
-	}
-	return user == starter || r.IsAdmin(user)
-}
-
-// IsAdmin reports whether user is one of the admins: an id given, or one
-// matching a glob given (`@*:example.org`, as path.Match reads it).
-func (r *Registry) IsAdmin(user string) bool {
-	if user == "" {
-		return false
-	}
-	if r.admins[user] {
-		return true
-	}
-	for a := range r.admins {
-		if strings.ContainsAny(a, "*?[") {
-			if ok, _ := path.Match(a, user); ok {
-				return true
+	return func(_, user string) bool {
+		if set[user] {
+			return true
+		}
+		for a := range set {
+			if strings.ContainsAny(a, "*?[") {
+				if ok, _ := path.Match(a, user); ok {
+					return true
+				}
 			}
 		}
+		return false
 	}
-	return false
+}
+
+// MayDecide reports whether user may decide a request of channelKey's
+// thread started by starter: the starter and the channel's admins may;
+// an empty user never may.
+func (r *Registry) MayDecide(channelKey, user, starter string) bool {
+	if user == "" {
+		return false
+	}
+	return user == starter || r.IsAdmin(channelKey, user)
+}
+
+// IsAdmin reports whether user administers the channel channelKey.
+func (r *Registry) IsAdmin(channelKey, user string) bool {
+	return user != "" && r.admin(channelKey, user)
 }
 
 func newID() string {

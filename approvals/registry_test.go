@@ -75,7 +75,7 @@ func TestMayDecide(t *testing.T) {
 		{"", starter, false},
 		{" ", starter, false},
 	} {
-		if got := r.MayDecide(tt.user, tt.starter); got != tt.want {
+		if got := r.MayDecide("C1", tt.user, tt.starter); got != tt.want {
 			t.Errorf("MayDecide(%q, %q) = %v, want %v", tt.user, tt.starter, got, tt.want)
 		}
 	}
@@ -304,12 +304,40 @@ func TestIsAdminGlobs(t *testing.T) {
 		"@ana:example.org": true, "U_ROOT": true, "": false,
 		"@ana:example.org.evil": false, "@ana:evil.org": false, "U_ROOT2": false,
 	} {
-		if got := r.IsAdmin(user); got != want {
+		if got := r.IsAdmin("C1", user); got != want {
 			t.Errorf("IsAdmin(%q) = %v, want %v", user, got, want)
 		}
 	}
 	p := r.Add(toolRequest())
 	if _, err := r.Decide(p.ID, Decision{Choice: ChoiceAllowAlways, By: "@ana:example.org"}); err != nil {
 		t.Errorf("a glob admin's always allow: %v", err)
+	}
+}
+
+// TestChannelAdmins: with admins per channel, an admin of channel A
+// decides A's requests (Always allow included) and nothing of B's; the
+// starter still decides their own.
+func TestChannelAdmins(t *testing.T) {
+	admins := map[string]string{"A": "U_ADMIN_A", "B": "U_ADMIN_B"}
+	r := NewChannelRegistry(func(ch, user string) bool { return admins[ch] == user }, time.Minute, nil)
+	inB := toolRequest()
+	inB.ChannelKey = "B"
+	p := r.Add(inB)
+	for _, c := range []Choice{ChoiceAllowAlways, ChoiceAllow, ChoiceDeny} {
+		if _, err := r.Decide(p.ID, Decision{Choice: c, By: "U_ADMIN_A"}); !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("A's admin decides %s in B: err = %v, want ErrNotAllowed", c, err)
+		}
+	}
+	if r.MayDecide("B", "U_ADMIN_A", starter) || !r.MayDecide("B", "U_ADMIN_B", starter) || !r.MayDecide("B", starter, starter) {
+		t.Error("MayDecide in B: want B's admin and the starter only")
+	}
+	if got, _ := r.Get(p.ID); got.State != StatePending {
+		t.Fatalf("after A's admin: %s, want pending", got.State)
+	}
+	if _, err := r.Decide(p.ID, Decision{Choice: ChoiceAllowAlways, By: starter}); !errors.Is(err, ErrAdminOnly) {
+		t.Errorf("the starter's Always allow: err = %v, want ErrAdminOnly", err)
+	}
+	if _, err := r.Decide(p.ID, Decision{Choice: ChoiceAllowAlways, By: "U_ADMIN_B"}); err != nil {
+		t.Errorf("B's admin's Always allow in B: %v", err)
 	}
 }
