@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +62,7 @@ func New(cfg Config, st *store.Store) *Bot {
 		cfg:      cfg,
 		log:      cfg.Logger,
 		store:    st,
-		reg:      approvals.NewRegistry(cfg.Admins, cfg.ApprovalTimeout, cfg.Now),
+		reg:      approvals.NewChannelRegistry(channelAdmins(cfg.Scopes), cfg.ApprovalTimeout, cfg.Now),
 		slots:    newSlots(cfg.MaxSessions, cfg.Now),
 		start:    startReal,
 		ticker:   realTicker,
@@ -212,7 +213,7 @@ var ErrClosing = errors.New("bot is shutting down")
 // not be recorded (the platform should deliver it again).
 func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 	log := b.log.With("thread", ev.Thread.Key(), "user", ev.User.ID)
-	if !b.allowed(ev.User.ID) {
+	if !b.allowed(ev.Thread, ev.User.ID) {
 		if ev.Click != nil || ev.Message != nil && ev.Message.Mentioned {
 			if ev.Message != nil && ev.ID() != "" {
 				if _, told := b.refused.Get(ev.ID()); told {
@@ -221,8 +222,8 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 				b.refused.Put(ev.ID(), struct{}{})
 			}
 			log.Info("refused: user not allowed")
-			b.audit(ctx, ev.Thread, ev.User.ID, "refused", "use", "user not in CLAUDEOPS_ALLOWED_USERS", false)
-			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS.")
+			b.audit(ctx, ev.Thread, ev.User.ID, "refused", "use", "user not among the users of "+ev.Thread.ChannelKey(), false)
+			b.tell(ctx, ev.Thread, ev.User, "You are not allowed to use this bot here. Ask an admin to add you to this channel's users (or CLAUDEOPS_ALLOWED_USERS).")
 		}
 		return nil
 	}
@@ -245,6 +246,12 @@ func (b *Bot) Deliver(ctx context.Context, ev adapters.Event) error {
 		// Clicks that are events of their own (a Matrix reaction or poll
 		// vote) are deduped like messages: a replayed sync acts once.
 		if ev.Message != nil && !ev.Message.Mentioned {
+			if b.cfg.Scopes.Get(thread.Where(ev.Thread), settings.Reply).Text == "mention" {
+				// The channel's threads answer mentions only: a reply
+				// without one is the people's among themselves, not
+				// recorded, not a turn (a later mention is).
+				return nil
+			}
 			_, known, err := b.store.GetThread(ctx, string(ev.Thread.Key()))
 			if err != nil {
 				// Not told: the message may not be the bot's at all.
@@ -360,15 +367,28 @@ func (b *Bot) workerDone(w *worker) bool {
 	return true
 }
 
-// Allowed reports whether user may use the bot (CLAUDEOPS_ALLOWED_USERS or
-// an admin); adapters ask it before joining a room someone invited it to.
-func (b *Bot) Allowed(user string) bool { return b.allowed(user) }
+// MayUse reports whether user may use the bot in channel of platform:
+// the users and admins the settings name for that channel (its scopes,
+// the bot's included) and the bot admins. Adapters ask it before joining
+// a room someone invited the bot to, and of what a catch-up finds. It
+// asks of that channel alone, never "any channel's users": an invite is
+// to one room, and who may use another room must not bring the bot in.
+func (b *Bot) MayUse(platform, channel, user string) bool {
+	return b.allowed(adapters.ThreadRef{Platform: platform, Channel: channel}, user)
+}
 
-func (b *Bot) allowed(user string) bool {
-	if user == "" {
-		return false
+func (b *Bot) allowed(t adapters.ThreadRef, user string) bool {
+	return user != "" && b.cfg.Scopes.MayUse(thread.Where(t), user)
+}
+
+// channelAdmins is the approvals registry's check of who administers a
+// channel (by its key, "platform/channel"): the settings' admins there,
+// and the bot admins.
+func channelAdmins(r *settings.Resolver) func(channelKey, user string) bool {
+	return func(channelKey, user string) bool {
+		platform, channel, _ := strings.Cut(channelKey, "/")
+		return r.IsAdmin(settings.Where{Platform: platform, Channel: channel}, user)
 	}
-	return settings.MatchUser(b.cfg.AllowedUsers, user) || b.cfg.Scopes.IsBotAdmin(user)
 }
 
 func (b *Bot) audit(ctx context.Context, t adapters.ThreadRef, user, action, target, detail string, allowed bool) {

@@ -22,7 +22,9 @@ func (w *worker) cmdCwd(ctx context.Context, ev adapters.Event, args []string) {
 		w.reply(ctx, "Working directory: "+w.cwd(ctx))
 		return
 	}
-	if !w.isAdmin(ev.User.ID) {
+	// The bot admins', not the channel's: a directory on the bot's host
+	// widens what sessions reach, as a repository does (settings.Repo).
+	if !w.cfg.Scopes.IsBotAdmin(ev.User.ID) {
 		w.audit(ctx, ev.User.ID, "refused", "cwd", args[0], false)
 		w.tell(ctx, ev.User, "Only admins can change the working directory.")
 		return
@@ -140,8 +142,16 @@ func (w *worker) cmdRules(ctx context.Context, ev adapters.Event, args []string)
 			w.reply(ctx, "Usage: rules rm <id>")
 			return
 		}
-		if !w.ruleAppliesHere(ctx, id) {
+		r, here := w.ruleHere(ctx, id)
+		if !here {
 			w.reply(ctx, fmt.Sprintf("There is no rule %d here (`rules` lists them).", id))
+			return
+		}
+		if r.Scope == approvals.ScopeGlobal && !w.cfg.Scopes.IsBotAdmin(ev.User.ID) {
+			// A channel's admins keep their own channel's rules; a rule
+			// of every channel stays the bot admins'.
+			w.audit(ctx, ev.User.ID, "refused", "rules rm", args[1], false)
+			w.tell(ctx, ev.User, fmt.Sprintf("Rule %d applies in every channel: only bot admins can remove it.", id))
 			return
 		}
 		ok, err := w.store.DeleteRule(ctx, id)
@@ -203,15 +213,16 @@ func appliesTo(r approvals.Rule, ref adapters.ThreadRef) bool {
 		(r.Scope == approvals.ScopeThread && r.ScopeKey == string(ref.Key()))
 }
 
-func (w *worker) ruleAppliesHere(ctx context.Context, id int64) bool {
+// ruleHere is rule id, if it applies in this thread.
+func (w *worker) ruleHere(ctx context.Context, id int64) (approvals.Rule, bool) {
 	rules, err := w.rules(ctx)
 	if err != nil {
-		return false
+		return approvals.Rule{}, false
 	}
 	for _, r := range rules {
 		if r.ID == id {
-			return appliesTo(r, w.ref)
+			return r, appliesTo(r, w.ref)
 		}
 	}
-	return false
+	return approvals.Rule{}, false
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -121,9 +122,18 @@ func (c *Config) defaults() {
 }
 
 // ConfigLayer is what the bot's own configuration gives at the bot's
-// scope, for settings.New: who may use the bot.
+// scope, for settings.New: who may use the bot, and the per-user quota
+// (which a channel's admins may only tighten).
 func ConfigLayer(c Config) settings.Layer {
 	var l settings.Layer
+	quota := c.MaxThreadsPerUser
+	switch {
+	case quota == 0:
+		quota = 3 // Config's default
+	case quota < 0:
+		quota = 0 // no cap
+	}
+	l.Put(settings.Quota, settings.Value{Text: strconv.Itoa(quota), Source: settings.Source{Scope: settings.Bot, Origin: settings.FromConfig, Var: "CLAUDEOPS_MAX_THREADS_PER_USER"}})
 	if len(c.AllowedUsers) > 0 {
 		users, _ := settings.Spec{Name: settings.Users, Kind: settings.KindUsers}.Parse(strings.Join(c.AllowedUsers, ","))
 		l.Put(settings.Users, settings.Value{Text: users, Source: settings.Source{Scope: settings.Bot, Origin: settings.FromConfig, Var: "CLAUDEOPS_ALLOWED_USERS"}})

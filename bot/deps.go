@@ -9,6 +9,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/approvals"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -48,7 +49,9 @@ func (b *Bot) threadDeps(ref adapters.ThreadRef) deps {
 	}
 }
 
-func (d deps) isAdmin(user string) bool { return d.cfg.Scopes.IsBotAdmin(user) }
+// isAdmin: user administers the thread's channel (its admins setting) or
+// is a bot admin.
+func (d deps) isAdmin(user string) bool { return d.cfg.Scopes.IsAdmin(thread.Where(d.ref), user) }
 
 // audit records what user did (or was refused) in the thread.
 func (d deps) audit(ctx context.Context, user, action, target, detail string, allowed bool) {

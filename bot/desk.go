@@ -18,6 +18,7 @@ import (
 type desk struct {
 	reg     *approvals.Registry
 	key     string
+	channel string // the thread's channel key: its admins decide
 	isAdmin func(user string) bool
 	now     func() time.Time
 
@@ -26,7 +27,7 @@ type desk struct {
 }
 
 func newDesk(d deps) desk {
-	return desk{reg: d.reg, key: string(d.key), isAdmin: d.isAdmin, now: d.now, prompts: make(map[string]*promptState)}
+	return desk{reg: d.reg, key: string(d.key), channel: d.ref.ChannelKey(), isAdmin: d.isAdmin, now: d.now, prompts: make(map[string]*promptState)}
 }
 
 // promptState is an approval or question shown in the thread.
@@ -142,8 +143,8 @@ func (k *desk) close(ps *promptState, state adapters.PromptState, outcome string
 	delete(k.prompts, ps.id)
 }
 
-// mayDecide: user is the thread's starter or an admin.
-func (k *desk) mayDecide(user, starter string) bool { return k.reg.MayDecide(user, starter) }
+// mayDecide: user is the thread's starter or an admin of its channel.
+func (k *desk) mayDecide(user, starter string) bool { return k.reg.MayDecide(k.channel, user, starter) }
 
 // click is what a choice made on the open prompt ps comes to.
 func (k *desk) click(ps *promptState, user adapters.User, starter string, c adapters.Click) verdict {

@@ -6,11 +6,14 @@ import (
 	"time"
 
 	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/settings"
 )
 
-// Per-user quotas: CLAUDEOPS_MAX_THREADS_PER_USER (live plus waiting
-// sessions a user's messages started) and CLAUDEOPS_MAX_SCHEDULES_PER_USER.
-// Admins are exempt from both; scheduled runs are not attributed to anyone
+// Per-user quotas: the channel's quota setting, else
+// CLAUDEOPS_MAX_THREADS_PER_USER (live plus waiting sessions a user's
+// messages started), and CLAUDEOPS_MAX_SCHEDULES_PER_USER. Admins (of the
+// channel, for the first) are exempt from both; scheduled runs are not attributed to anyone
 // (they count toward CLAUDEOPS_MAX_SESSIONS only).
 
 // intentTTL bounds how long admit's attribution waits for its acquire
@@ -21,6 +24,27 @@ const intentTTL = time.Minute
 // refusalEvery: a user refused by the per-user thread limit is told at most
 // this often; later refusals are only audited.
 const refusalEvery = time.Minute
+
+// quotaAt is the per-user limit of live threads in ref's channel (0:
+// none) and where it comes from: the quota setting that applies there
+// (ConfigLayer gives CLAUDEOPS_MAX_THREADS_PER_USER at the bot's scope).
+// A value a channel admin set in chat binds only as far as it is tighter
+// than what applies without it (what is wider may have changed since).
+// It counts the user's sessions everywhere: what it guards is the bot's
+// shared slots.
+func quotaAt(r *settings.Resolver, ref adapters.ThreadRef, fallback int) (int, string) {
+	w := thread.Where(ref)
+	v := r.Get(w, settings.Quota)
+	if !v.Set() {
+		return max(fallback, 0), "CLAUDEOPS_MAX_THREADS_PER_USER"
+	}
+	if v.Source.Origin == settings.FromChat && !r.IsBotAdmin(v.Source.By) {
+		if wider := r.Wider(w, settings.Quota); wider.Set() && !settings.Tighter(v.Text, wider.Text) {
+			v = wider
+		}
+	}
+	return v.Int(), v.Source.String()
+}
 
 // admit decides whether a message of user may make thread key take (or
 // wait for) a slot. limited is false for admins, who are attributed but
@@ -112,13 +136,13 @@ func (w *worker) quotaGate(ctx context.Context, ev adapters.Event, text string) 
 	if c, _ := findCommand(w.b.commands, text); w.sess.proc != nil || ev.User.ID == "" || c != nil {
 		return false
 	}
-	limit := w.cfg.MaxThreadsPerUser
+	limit, from := quotaAt(w.cfg.Scopes, w.ref, w.cfg.MaxThreadsPerUser)
 	limited := limit > 0 && !w.isAdmin(ev.User.ID)
 	if w.slots.admit(string(w.key), ev.User.ID, limited, limit) {
 		return false
 	}
-	w.log.Info("refused: per-user thread limit", "user", ev.User.ID, "limit", limit)
-	w.audit(ctx, ev.User.ID, "refused", "thread", fmt.Sprintf("CLAUDEOPS_MAX_THREADS_PER_USER=%d reached, none idle", limit), false)
+	w.log.Info("refused: per-user thread limit", "user", ev.User.ID, "limit", limit, "from", from)
+	w.audit(ctx, ev.User.ID, "refused", "thread", fmt.Sprintf("quota %d reached (%s), none idle", limit, from), false)
 	if w.slots.tellRefusal(ev.User.ID) {
 		w.tell(ctx, ev.User, fmt.Sprintf(
 			"Not taken: you have %d Claude sessions running or waiting, the most one person may have, and none is idle to make room. Send this again once one has finished (or after `stop` in one of them). Messages refused in the next minute get no note.", limit))

@@ -269,7 +269,7 @@ func TestReplayUserNotAllowed(t *testing.T) {
 	cli := newFakeCLI(t, replaying(t, "text"))
 	h := newReplayHarness(t, cli, nil)
 	h.say("/as mallory please run rm -rf /")
-	see(h, `^\[main\] \* \(to mallory\) You are not allowed to use this bot\. Ask an admin to add you to CLAUDEOPS_ALLOWED_USERS\.$`)
+	see(h, `^\[main\] \* \(to mallory\) You are not allowed to use this bot here\. Ask an admin to add you to this channel's users \(or CLAUDEOPS_ALLOWED_USERS\)\.$`)
 	waitBotIdle(t, h.b)
 	audit, err := h.st.AuditLog(context.Background(), "", 100)
 	if err != nil {

@@ -113,7 +113,7 @@ func (s *slashes) allowed(ctx context.Context, text string, u adapters.User, cmd
 	case v.rule == 0:
 		s.refuse(ctx, u, name, "it is not offered from chat")
 		return nil, slashDone
-	case v.rule == slashStarter && !s.reg.MayDecide(u.ID, starter):
+	case v.rule == slashStarter && !s.reg.MayDecide(s.ref.ChannelKey(), u.ID, starter):
 		return nil, slashStarterOnly
 	}
 	s.audit(ctx, u.ID, "slash", "/"+v.canonical, args, true)

@@ -106,7 +106,7 @@ func (h *harness) start() {
 		h.mod(&bc, &mc)
 	}
 	b := bot.New(bc, st)
-	mc.MayInvite = b.Allowed
+	mc.MayInvite = func(room, user string) bool { return b.MayUse(matrix.Platform, room, user) }
 	ad, err := matrix.New(mc)
 	if err != nil {
 		h.t.Fatal(err)

@@ -48,8 +48,9 @@ type Config struct {
 	// RecoveryKeyFile receives the cross-signing recovery key when the bot
 	// sets cross-signing up (it is also kept in State).
 	RecoveryKeyFile string
-	// MayInvite says whose invites the bot accepts (CLAUDEOPS_ALLOWED_USERS).
-	MayInvite func(user string) bool
+	// MayInvite says whose invites to room the bot accepts: those who may
+	// use the bot in that room.
+	MayInvite func(room, user string) bool
 	// EditInterval is the least time between two edits of one message
 	// (default 1.5 s: Synapse's default rate limit is 0.2/s with a burst of 10).
 	EditInterval time.Duration `env:"CLAUDEOPS_MATRIX_EDIT_INTERVAL" envDefault:"1500ms"`
@@ -124,7 +125,7 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, fmt.Errorf("matrix: MATRIX_USER_ID %q is not a user id like @bot:example.org: %w", cfg.UserID, err)
 	}
 	if cfg.MayInvite == nil {
-		cfg.MayInvite = func(string) bool { return false }
+		cfg.MayInvite = func(string, string) bool { return false }
 	}
 	if cfg.EditInterval <= 0 {
 		cfg.EditInterval = 1500 * time.Millisecond

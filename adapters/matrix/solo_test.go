@@ -74,7 +74,7 @@ func newSolo(t testing.TB, o soloOptions) *solo {
 		Homeserver: srv.URL, UserID: s.botUser.ID.String(),
 		AccessToken: s.botUser.AccessToken, DeviceID: s.botUser.DeviceID.String(), Password: s.botUser.Password,
 		CryptoDB: s.cryptoDB, RecoveryKeyFile: filepath.Join(dir, "recovery-key"),
-		MayInvite: func(string) bool { return true }, EditInterval: interval, State: matrix.StoreState{Store: st}, PrivateDB: store.MakePrivate, HTTPClient: hc,
+		MayInvite: func(string, string) bool { return true }, EditInterval: interval, State: matrix.StoreState{Store: st}, PrivateDB: store.MakePrivate, HTTPClient: hc,
 	})
 	if err != nil {
 		t.Fatal(err)

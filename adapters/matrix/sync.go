@@ -148,8 +148,8 @@ func (a *Adapter) onMember(ctx context.Context, evt *event.Event) {
 	if evt.Content.AsMember().Membership != event.MembershipInvite {
 		return
 	}
-	if !a.cfg.MayInvite(evt.Sender.String()) {
-		a.log.Warn("matrix: invite refused: the inviter is not in CLAUDEOPS_ALLOWED_USERS", "room", evt.RoomID, "inviter", evt.Sender)
+	if !a.cfg.MayInvite(evt.RoomID.String(), evt.Sender.String()) {
+		a.log.Warn("matrix: invite refused: the inviter may not use the bot in that room", "room", evt.RoomID, "inviter", evt.Sender)
 		if _, err := a.cli.LeaveRoom(ctx, evt.RoomID, &mautrix.ReqLeave{Reason: "invited by someone who may not use this bot"}); err != nil {
 			a.log.Warn("matrix: reject invite", "room", evt.RoomID, "err", err)
 		}

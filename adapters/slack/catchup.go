@@ -77,9 +77,9 @@ type HandledMessage struct {
 const defaultCatchUpMax = 50
 
 // SetCatchUpState gives catch-up the bot's records and who may use the bot
-// (the bot's allow list; nil: everyone, the bot still checks). Call it
-// before Run; without it catch-up does not run.
-func (a *Adapter) SetCatchUpState(st CatchUpState, mayUse func(user string) bool) {
+// in a channel (nil: everyone, the bot still checks). Call it before Run;
+// without it catch-up does not run.
+func (a *Adapter) SetCatchUpState(st CatchUpState, mayUse func(channel, user string) bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.catchUpState, a.mayUse = st, mayUse
@@ -148,7 +148,7 @@ func (a *Adapter) waitCatchUps() {
 type catchUp struct {
 	a      *Adapter
 	st     CatchUpState
-	mayUse func(string) bool
+	mayUse func(channel, user string) bool
 	team   string
 	at     time.Time
 	cutoff time.Time
@@ -400,7 +400,7 @@ func (c *catchUp) want(channel string, h handled) wantFunc {
 func (c *catchUp) allowed(evs []adapters.Event) int {
 	n := 0
 	for _, ev := range evs {
-		if c.mayUse == nil || c.mayUse(ev.User.ID) {
+		if c.mayUse == nil || c.mayUse(ev.Thread.Channel, ev.User.ID) {
 			n++
 		}
 	}

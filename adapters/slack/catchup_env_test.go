@@ -187,7 +187,7 @@ func (e *catchUpEnv) start() *catchUpRun {
 	}
 	b := bot.New(bc, st)
 	b.AddAdapter(ad)
-	ad.SetCatchUpState(storeState{st}, b.Allowed)
+	ad.SetCatchUpState(storeState{st}, func(channel, user string) bool { return b.MayUse(slack.Platform, channel, user) })
 	if err := b.Recover(context.Background()); err != nil {
 		t.Fatal(err)
 	}

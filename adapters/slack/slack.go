@@ -119,7 +119,7 @@ type Adapter struct {
 	// catchUpState and mayUse are what catch-up needs of the bot
 	// (SetCatchUpState); catchUps runs it (catchup.go).
 	catchUpState CatchUpState
-	mayUse       func(string) bool
+	mayUse       func(channel, user string) bool
 	catchUps     catchUps
 	seen         seenLive
 

@@ -166,7 +166,8 @@ type Statuser interface {
 
 // Status is what `status` or `cost` says, as the hooks add to it.
 type Status struct {
-	// Cost: `cost` asks (else `status`); Admin: the asker is an admin.
+	// Cost: `cost` asks (else `status`); Admin: the asker administers the
+	// thread's channel (or is a bot admin).
 	Cost, Admin bool
 	// ThreadSpent is the thread's spend so far; ChannelSpent, for
 	// `cost`, the channel's today (UTC). In US dollars.

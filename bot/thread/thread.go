@@ -33,7 +33,9 @@ type Host interface {
 	// Store reads the bot's records.
 	Store() Reader
 	Settings() Settings
-	// IsAdmin: user is one of the bot's admins.
+	// IsAdmin: user is one of the bot's admins, admins everywhere. A
+	// channel's own admins (its admins setting) are asked of Scopes:
+	// Scopes().IsAdmin(Where(t.Ref()), user); Thread.MayChange counts them.
 	IsAdmin(user string) bool
 	// Scopes says which setting applies where and who administers a
 	// channel (package settings); ask it with Where.
@@ -94,7 +96,8 @@ type Thread interface {
 	UpdateOffer(ctx context.Context, ref adapters.MessageRef, p adapters.Prompt) error
 	// Audit records what user did, or was refused, in the thread.
 	Audit(ctx context.Context, user, action, target, detail string, allowed bool)
-	// MayChange: user is the thread's starter or an admin; RefuseChange
+	// MayChange: user is the thread's starter, an admin of its channel or
+	// a bot admin; RefuseChange
 	// tells user that what they tried is theirs, and audits it.
 	MayChange(user string) bool
 	RefuseChange(ctx context.Context, u adapters.User, what string)

@@ -64,7 +64,7 @@ func (p *matrixPlatform) build(w wiring) (adapters.Adapter, error) {
 	cfg := p.Config
 	cfg.CryptoDB, cfg.RecoveryKeyFile = matrixFiles(w.cfg)
 	cfg.PrivateDB = store.MakePrivate
-	cfg.MayInvite = w.b.Allowed
+	cfg.MayInvite = func(room, user string) bool { return w.b.MayUse(matrixadapter.Platform, room, user) }
 	cfg.State = matrixState{w.st}
 	cfg.Logger = w.log
 	mx, err := matrixadapter.New(cfg)

@@ -44,6 +44,6 @@ func (p *slackPlatform) build(w wiring) (adapters.Adapter, error) {
 	if err != nil {
 		return nil, settingsError{fmt.Errorf("slack configuration: %w", err)}
 	}
-	sl.SetCatchUpState(slackState{w.st}, w.b.Allowed)
+	sl.SetCatchUpState(slackState{w.st}, func(channel, user string) bool { return w.b.MayUse(slackadapter.Platform, channel, user) })
 	return sl, nil
 }

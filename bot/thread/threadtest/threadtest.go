@@ -199,7 +199,7 @@ func (t *Thread) Audit(_ context.Context, user, action, target, detail string, a
 }
 
 func (t *Thread) MayChange(user string) bool {
-	return user == t.Rec.StartedBy || t.IsAdmin(user)
+	return user == t.Rec.StartedBy || t.IsAdmin(user) || t.Scopes().IsAdmin(thread.Where(t.Ref()), user)
 }
 
 func (t *Thread) RefuseChange(_ context.Context, u adapters.User, what string) {
