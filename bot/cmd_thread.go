@@ -24,13 +24,7 @@ func (w *worker) cmdStatus(ctx context.Context, ev adapters.Event, _ []string) {
 	case w.thread.SessionID != "":
 		state = "idle, session stopped (resumes on your next message)"
 	}
-	model, mode := w.thread.Model, w.thread.Mode
-	if model == "" {
-		model = "default"
-	}
-	if mode == "" {
-		mode = "default"
-	}
+	start := launchFor(w.cfg.Scopes, w.ref, w.thread)
 	u, err := w.store.ThreadUsage(ctx, string(w.key))
 	if err != nil {
 		w.log.Error("thread usage", "err", err)
@@ -39,7 +33,7 @@ func (w *worker) cmdStatus(ctx context.Context, ev adapters.Event, _ []string) {
 	each(w.parts, func(p thread.Statuser) { p.Status(ctx, st) })
 	lines := []string{
 		"State: " + state,
-		"Model: " + model + " · Mode: " + mode,
+		"Model: " + start.model.shown() + " · Mode: " + start.mode.shown() + start.effortShown(),
 		fmt.Sprintf("Queued messages: %d · Open approvals: %d", len(w.queued), len(w.desk.pending())),
 		fmt.Sprintf("Cost so far: $%.4f over %s", u.CostUSD, turnsText(u)) + st.ThreadNote,
 	}

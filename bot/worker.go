@@ -448,6 +448,10 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	if err := w.parts.prepare(ctx); err != nil {
 		return err
 	}
+	if w.thread.Mode == "" {
+		// A session without a mode of its own starts in its channel's.
+		w.thread.Mode = launchFor(w.cfg.Scopes, w.ref, w.thread).mode.value
+	}
 	// Waiting for a slot, and starting claude, end with the bot.
 	id, err := w.sess.open(ctx, w.life, w.options, w.thread.SessionID, w.autoRun == nil)
 	if id != "" {
@@ -463,10 +467,12 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 }
 
 func (w *worker) options() claudeproc.Options {
+	start := launchFor(w.cfg.Scopes, w.ref, w.thread)
 	return w.withSystemPrompt(claudeproc.Options{
 		Bin:            w.cfg.ClaudeBin,
 		Dir:            w.cwd(context.Background()),
-		Model:          w.thread.Model,
+		Model:          start.model.value,
+		Effort:         start.effort.value,
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
 		SDKMCPServers:  []string{mcptools.ServerName},

@@ -35,6 +35,10 @@ type Options struct {
 	AllowedTools      []string
 	DisallowedTools   []string
 	MaxTurns          int
+	// Effort is how hard the model thinks (--effort: low, medium, high,
+	// xhigh, max; both supported CLI versions take it); "" leaves it the
+	// CLI's own.
+	Effort string
 	// Guard, when set, keeps tool decisions with the host; see Guard.
 	Guard *Guard
 	// SDKMCPServers names MCP servers the host serves itself over the
@@ -107,6 +111,9 @@ func (o *Options) Args() []string {
 	}
 	if o.Model != "" {
 		args = append(args, "--model", o.Model)
+	}
+	if o.Effort != "" {
+		args = append(args, "--effort", o.Effort)
 	}
 	if o.Guard != nil {
 		args = append(args, o.Guard.args(o.PermissionMode, o.Dir)...)
