@@ -8,6 +8,7 @@ import (
 
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/claudeproc"
+	"github.com/claudeops/claudeops/settings"
 )
 
 // maxInstructions bounds the parts' joined instructions (thread.Instructor),
@@ -26,10 +27,15 @@ const instructionsIntro = `The people of this channel gave the standing instruct
 // instructionsTag matches what could open or close the section inside it.
 var instructionsTag = regexp.MustCompile(`(?i)</?\s*channel-instructions\s*>`)
 
-// instructions are the thread's parts' texts, joined in order and
-// bounded; cut says the whole was longer than maxInstructions.
-func (h hooks) instructions(ctx context.Context) (text string, cut bool) {
+// instructions are the texts for the thread's system prompt, joined in
+// order and bounded: first the instructions setting that applies in the
+// thread's channel (r at where), then the parts' texts (a channel's
+// facts); cut says the whole was longer than maxInstructions.
+func (h hooks) instructions(ctx context.Context, r *settings.Resolver, where settings.Where) (text string, cut bool) {
 	var texts []string
+	if t := strings.TrimSpace(r.Get(where, settings.Instructions).Text); t != "" {
+		texts = append(texts, t)
+	}
 	each(h, func(p thread.Instructor) {
 		if t := strings.TrimSpace(p.Instructions(ctx)); t != "" {
 			texts = append(texts, t)
@@ -67,7 +73,7 @@ func withInstructions(instr string) string {
 // that a resume under new ones sends them. The session keeps the
 // instructions it was given (refreshInstructions).
 func (w *worker) withSystemPrompt(o claudeproc.Options) claudeproc.Options {
-	instr, cut := w.parts.instructions(context.Background())
+	instr, cut := w.parts.instructions(context.Background(), w.cfg.Scopes, thread.Where(w.ref))
 	if cut {
 		w.log.Warn("the thread's instructions were cut", "max_bytes", maxInstructions)
 	}
@@ -84,7 +90,7 @@ func (w *worker) refreshInstructions(ctx context.Context) {
 	if !w.sess.live() || w.autoRun != nil || w.view.running() || len(w.queued) > 0 || w.view.hasTools() || w.desk.hasOpen() {
 		return
 	}
-	if instr, _ := w.parts.instructions(ctx); instr == w.sess.instructions {
+	if instr, _ := w.parts.instructions(ctx, w.cfg.Scopes, thread.Where(w.ref)); instr == w.sess.instructions {
 		return
 	}
 	w.log.Info("the thread's instructions changed; the session resumes under them")

@@ -38,6 +38,14 @@ type channelSetting struct {
 // dave, and the settings given (from chat, by a bot admin).
 func newScopesHarness(t *testing.T, script fakeanthropic.Script, given ...channelSetting) *harness {
 	t.Helper()
+	h, _ := newScopesHarnessR(t, script, given...)
+	return h
+}
+
+// newScopesHarnessR is newScopesHarness, with the bot's resolver.
+func newScopesHarnessR(t *testing.T, script fakeanthropic.Script, given ...channelSetting) (*harness, *settings.Resolver) {
+	t.Helper()
+	var r *settings.Resolver
 	h := newHarness(t, script, fakeslack.Options{}, func(bc *bot.Config, _ *slack.Config) {
 		bc.AllowedUsers = append(bc.AllowedUsers, carol)
 		bc.Admins = []string{"U0ROOT0001"}
@@ -47,14 +55,15 @@ func newScopesHarness(t *testing.T, script fakeanthropic.Script, given ...channe
 				Scope: settings.Scope{Level: settings.LevelChannel, Key: "slack/" + g.channel}, Origin: settings.FromChat,
 				By: "U0ROOT0001", At: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)}})
 		}
-		bc.Scopes = settings.New(l, bc.Admins)
+		r = settings.New(l, bc.Admins)
+		bc.Scopes = r
 	})
 	for _, u := range []string{carol, dave} {
 		h.fs.AddUser(fakeslack.User{ID: u, Name: strings.ToLower(u[3:8])})
 	}
 	h.fs.AddChannel(fakeslack.Channel{ID: general, Name: "general", Members: []string{alice, bob, carol, dave}})
 	h.fs.AddChannel(fakeslack.Channel{ID: infra, Name: "infra", Members: []string{alice, bob, carol, dave}})
-	return h
+	return h, r
 }
 
 // waitIn is waitThread in channel.
@@ -341,4 +350,41 @@ func effortOf(t *testing.T, r *fakeanthropic.Request) string {
 		t.Fatal(err)
 	}
 	return body.OutputConfig.Effort
+}
+
+// TestChannelInstructions: #general's instructions reach the system
+// prompt of its sessions only (the model API's system blocks), and a
+// change reaches a running session at its next turn.
+func TestChannelInstructions(t *testing.T) {
+	h, r := newScopesHarnessR(t, script(nil), channelSetting{general, settings.Instructions, "Answer like a pirate (marker-old-instructions)."})
+	inA := h.fs.Post(alice, general, mention+"instr-general")
+	h.waitIn(general, inA, `ok: .*instr-general`)
+	inB := h.fs.Post(alice, infra, mention+"instr-infra")
+	h.waitIn(infra, inB, `ok: .*instr-infra`)
+	systemHas := func(marker, in string) (n, with int) {
+		for _, req := range h.requestsWith(marker) {
+			n++
+			if strings.Contains(strings.Join(req.System, "\n"), in) {
+				with++
+			}
+		}
+		return n, with
+	}
+	if n, with := systemHas("instr-general", "marker-old-instructions"); n == 0 || with != n {
+		t.Errorf("#general: %d of %d requests carry its instructions", with, n)
+	}
+	if n, with := systemHas("instr-infra", "marker-old-instructions"); n == 0 || with != 0 {
+		t.Errorf("#infra: %d of %d requests carry #general's instructions", with, n)
+	}
+	w := settings.Where{Platform: "slack", Channel: general}
+	r.SetChat(w, settings.Scope{Level: settings.LevelChannel, Key: "slack/" + general}, settings.Instructions, "Answer briefly (marker-new-instructions).", "U0ROOT0001", time.Now())
+	h.fs.Reply(alice, general, inA, "instr-after-change")
+	h.waitIn(general, inA, `ok: .*instr-after-change`)
+	if n, with := systemHas("instr-after-change", "marker-new-instructions"); n == 0 || with != n {
+		t.Errorf("after the change: %d of %d requests carry the new instructions", with, n)
+	}
+	if _, with := systemHas("instr-after-change", "marker-old-instructions"); with != 0 {
+		t.Errorf("after the change: %d requests still carry the old instructions", with)
+	}
+	h.noViolations()
 }
