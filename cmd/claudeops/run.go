@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -28,6 +30,11 @@ import (
 // every problem of the configuration at once, loadConfig's (cfgErr)
 // included, and runs the bot when there is none.
 func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, log *slog.Logger, sig *stopper, stdin io.Reader, stdout, stderr io.Writer) int {
+	// From the start of a run a SIGHUP never stops the bot: it rereads the
+	// settings file once the bot runs (settingsfile.go).
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	runnerWarning := cfg.Runner.choose(ctx)
 	bad, info := startChecks(ctx, cfg, consoleOnly)
 	var ce *configError
@@ -92,11 +99,11 @@ func startBot(ctx context.Context, cfg config, cfgErr error, consoleOnly bool, l
 	default:
 		log.Info(info.Message, "bin", info.Bin)
 	}
-	var notice io.Writer // what the operator must see, when the log is in a file
-	if toFile {
-		notice = stderr
+	ties := settingsTies{hup: hup}
+	if toFile { // what the operator must see, when the log is in a file
+		ties.notice = stderr
 	}
-	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, notice, info, func(k sessionKiller) { sig.running(log, toFile, k) })
+	return runBot(ctx, cfg, consoleOnly, log, stdin, stdout, ties, info, func(k sessionKiller) { sig.running(log, toFile, k) })
 }
 
 func releaseLock(l *store.Lock, log *slog.Logger) {
@@ -109,8 +116,8 @@ func releaseLock(l *store.Lock, log *slog.Logger) {
 // fails, or, for the console, its input ends and the running turns are
 // done; then it stops the parts in order (see app.shutdown). running is
 // given the bot, whose sessions a forced exit kills (force.go).
-func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, notice io.Writer, cli claudeproc.VersionInfo, running func(sessionKiller)) int {
-	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout, notice)
+func runBot(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer, ties settingsTies, cli claudeproc.VersionInfo, running func(sessionKiller)) int {
+	a, code := buildApp(ctx, cfg, consoleOnly, log, stdin, stdout, ties)
 	if a == nil {
 		return code
 	}
@@ -133,7 +140,7 @@ type app struct {
 	health   *health.Health // /healthz, /readyz (healthwire.go); nil without it
 	ln       net.Listener
 	stdout   io.Writer
-	notice   io.Writer        // the operator's terminal when the log is in a file; else nil
+	ties     settingsTies     // SIGHUP, the operator's terminal
 	met      *metrics.Metrics // what /metrics shows (metrics.go)
 	settings *settingsFile    // the settings file, watched (settingsfile.go)
 }
@@ -141,8 +148,8 @@ type app struct {
 // buildApp opens the store and builds the bot, its adapters, the scheduler
 // and the HTTP listener. On failure it returns nil and the exit code,
 // having closed what it opened.
-func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout, notice io.Writer) (*app, int) {
-	a := &app{log: log, stdout: stdout, notice: notice}
+func buildApp(ctx context.Context, cfg config, consoleOnly bool, log *slog.Logger, stdin io.Reader, stdout io.Writer, ties settingsTies) (*app, int) {
+	a := &app{log: log, stdout: stdout, ties: ties}
 	if old := leftBehind(cfg); old != "" {
 		log.Warn("a database at the old default place is not used: the bot's state now lives in its state directory; "+
 			"move the file (with its -wal, -shm and .matrix-* files) there, or set CLAUDEOPS_DB outside the working directory",
@@ -200,7 +207,7 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 		log.Error("read the settings set in chat", "err", err)
 		return exitFailure
 	}
-	a.settings = newSettingsFile(cfg, bcfg.Scopes, log, a.notice)
+	a.settings = newSettingsFile(cfg, bcfg.Scopes, log, a.ties)
 	a.b = bot.New(bcfg, a.st)
 	if code := a.addAdapters(ctx, platforms, wiring{cfg: cfg, log: log, st: a.st, b: a.b, stdin: stdin, stdout: a.stdout}); code != exitOK {
 		return code
@@ -329,7 +336,7 @@ func (a *app) run(ctx context.Context) int {
 	intake, sched, sessions := newStage(ctx, "intake"), newStage(ctx, "scheduler"), newStage(ctx, "sessions")
 	sessions.spawn(g, "sessions", func(ctx context.Context) error { return runGrace(ctx, a.b.Run, sessionsGrace) })
 	sched.spawn(g, "scheduler", a.sch.Run)
-	intake.spawn(g, "settings file", a.settings.listen())
+	intake.spawn(g, "settings file", a.settings.run)
 	for _, ad := range a.adapters {
 		intake.spawn(g, ad.Name()+" adapter", func(ctx context.Context) error { return ad.Run(ctx, a.b.Deliver) })
 		if in, ok := ad.(inputEnder); ok {

@@ -7,9 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/claudeops/claudeops/health"
@@ -24,6 +22,15 @@ const (
 	settingsSettle = 500 * time.Millisecond
 )
 
+// settingsTies is what the settings file's watch takes from the process:
+// SIGHUP, taken from the start of a run (startBot), and where to tell the
+// operator of a refused file: the console's terminal when the log goes to
+// a file, else nil (the log is the operator's).
+type settingsTies struct {
+	hup    chan os.Signal
+	notice io.Writer
+}
+
 // settingsFile keeps the running bot's settings those of the settings
 // file (CLAUDEOPS_SETTINGS_FILE): read again when it changes or on
 // SIGHUP, put in place whole or not at all. A refused file keeps the last
@@ -35,19 +42,16 @@ type settingsFile struct {
 	path string
 	res  *settings.Resolver
 	log  *slog.Logger
-	// notice is the console's terminal when the log goes to a file; nil
-	// otherwise (the log is the operator's).
-	notice io.Writer
-	hup    chan os.Signal
-	sum    [32]byte // the content read at start
+	ties settingsTies
+	sum  [32]byte // the content read at start
 
 	mu    sync.Mutex
 	state health.SettingsFile
 }
 
 // newSettingsFile is the file at cfg's path, read at start into res.
-func newSettingsFile(cfg config, res *settings.Resolver, log *slog.Logger, notice io.Writer) *settingsFile {
-	f := &settingsFile{path: cfg.SettingsFile, res: res, log: log, notice: notice, hup: make(chan os.Signal, 1), sum: cfg.settingsSum}
+func newSettingsFile(cfg config, res *settings.Resolver, log *slog.Logger, ties settingsTies) *settingsFile {
+	f := &settingsFile{path: cfg.SettingsFile, res: res, log: log, ties: ties, sum: cfg.settingsSum}
 	f.state = health.SettingsFile{InUse: hex.EncodeToString(cfg.settingsSum[:]), Since: time.Now()}
 	if f.path != "" {
 		log.Info("settings file read", "path", f.path, "sha256", f.state.InUse)
@@ -55,23 +59,16 @@ func newSettingsFile(cfg config, res *settings.Resolver, log *slog.Logger, notic
 	return f
 }
 
-// listen takes SIGHUP from now on: it rereads the file (without one, it
-// is said and ignored) and never stops the bot. What it returns watches
-// the file until ctx ends, and then stops taking SIGHUP.
-func (f *settingsFile) listen() func(context.Context) error {
-	signal.Notify(f.hup, syscall.SIGHUP)
-	return f.run
-}
-
+// run watches the file until ctx ends, and reads it again at each SIGHUP
+// (without a file, a SIGHUP is said and ignored).
 func (f *settingsFile) run(ctx context.Context) error {
-	defer signal.Stop(f.hup)
 	reload := make(chan struct{}, 1)
 	go func() {
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-f.hup:
+			case <-f.ties.hup:
 				if f.path == "" {
 					f.log.Info("SIGHUP: no settings file (CLAUDEOPS_SETTINGS_FILE) to read again")
 					continue
@@ -101,8 +98,8 @@ func (f *settingsFile) refused(err error) {
 	f.mu.Lock()
 	f.state.Refused, f.state.RefusedAt = err.Error(), time.Now()
 	f.mu.Unlock()
-	if f.notice != nil {
-		fmt.Fprintf(f.notice, "claudeops: the settings file was refused; the last good settings stay: %s\n", oneLine(err.Error()))
+	if f.ties.notice != nil {
+		fmt.Fprintf(f.ties.notice, "claudeops: the settings file was refused; the last good settings stay: %s\n", oneLine(err.Error()))
 	}
 }
 
