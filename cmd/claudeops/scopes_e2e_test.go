@@ -4,8 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/claudeops/claudeops/internal/fakeslack"
 )
 
 // TestSettingsCommandsBuilt: the settings commands in the built bot, with a
@@ -58,4 +62,74 @@ func TestSettingsCommandsBuilt(t *testing.T) {
 	}
 	b.say("set model haiku")
 	b.expect(q("model is `haiku` at channel console/console. Sessions started from now on use it."))
+}
+
+// TestSettingsCommandsSlack: on a fake Slack, two channels with their own
+// admins from a settings file. `settings` in A shows A's values and none
+// of B's; someone who is no admin of A, and B's admin, are refused there
+// privately (an ephemeral message) and change nothing; A's admin sets A's
+// model, which B does not get.
+func TestSettingsCommandsSlack(t *testing.T) {
+	const (
+		chanA, chanB        = "C0AAAAAAA1", "C0BBBBBBB1"
+		alice, bob, mallory = "U0ALICE001", "U0BOB00001", "U0MALLORY1"
+		mention             = "<@U0FAKEBOT1> "
+	)
+	file := filepath.Join(t.TempDir(), "settings.yaml")
+	content := "channels:\n  slack/" + chanA + ":\n    label: \"#a\"\n    admins: [" + alice + "]\n" +
+		"  slack/" + chanB + ":\n    label: \"#b\"\n    admins: [" + bob + "]\n    instructions: SECRET-B\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := startSlackTools(t, echoScript, "CLAUDEOPS_SETTINGS_FILE="+file, "CLAUDEOPS_ALLOWED_USERS="+alice+","+bob+","+mallory)
+	said := func(channel, root, want string) string {
+		t.Helper()
+		var got string
+		if !r.fs.WaitFor(90*time.Second, func() bool {
+			for _, m := range r.fs.Thread(channel, root) {
+				if m.User == r.fs.Opts.BotUserID && strings.Contains(m.VisibleText(), want) {
+					got = m.VisibleText()
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Fatalf("the thread never said %q: %+v; the bot's log:\n%s", want, r.fs.Thread(channel, root), r.bot.stderr.String())
+		}
+		return got
+	}
+	toldPrivately := func(channel, user, want string) {
+		t.Helper()
+		if !r.fs.WaitFor(90*time.Second, func() bool {
+			return slices.ContainsFunc(r.fs.Ephemerals(channel, user), func(m fakeslack.Message) bool { return strings.Contains(m.VisibleText(), want) })
+		}) {
+			t.Fatalf("%s was not told %q privately: %+v; the bot's log:\n%s", user, want, r.fs.Ephemerals(channel, user), r.bot.stderr.String())
+		}
+	}
+
+	rootA := r.fs.Post(mallory, chanA, mention+"settings")
+	got := said(chanA, rootA, "admins: `"+alice+"` — channel slack/"+chanA+" (#a), from the settings file, line 4")
+	for _, leak := range []string{"SECRET", chanB, "#b"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("settings in A show %q:\n%s", leak, got)
+		}
+	}
+	r.fs.Reply(mallory, chanA, rootA, mention+"set model opus")
+	toldPrivately(chanA, mallory, "Nothing changed: only the channel's admins set its model.")
+	r.fs.Reply(bob, chanA, rootA, mention+"set model opus")
+	toldPrivately(chanA, bob, "Nothing changed: only the channel's admins set its model.")
+	r.fs.Reply(alice, chanA, rootA, mention+"set model opus")
+	said(chanA, rootA, "model is `opus` at channel slack/"+chanA+".")
+
+	rootB := r.fs.Post(bob, chanB, mention+"settings")
+	got = said(chanB, rootB, "instructions: `SECRET-B`")
+	if !strings.Contains(got, "model: none (default)") || strings.Contains(got, "opus") || strings.Contains(got, chanA) {
+		t.Errorf("settings in B after A's model was set:\n%s", got)
+	}
+	r.fs.Reply(alice, chanB, rootB, mention+"set model haiku")
+	toldPrivately(chanB, alice, "Nothing changed: only the channel's admins set its model.")
+	r.bot.stop(t)
+	for _, v := range r.fs.Violations() {
+		t.Errorf("Slack violation: %s", v)
+	}
 }

@@ -83,7 +83,9 @@ type slackToolsRun struct {
 	bot        *slackBot
 }
 
-func startSlackTools(t *testing.T, script fakeanthropic.Script) *slackToolsRun {
+// startSlackTools starts it; extra (NAME=value) comes after the rest of
+// its environment, and so wins.
+func startSlackTools(t *testing.T, script fakeanthropic.Script, extra ...string) *slackToolsRun {
 	t.Helper()
 	bin := testcli.Bin(t)
 	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
@@ -95,6 +97,7 @@ func startSlackTools(t *testing.T, script fakeanthropic.Script) *slackToolsRun {
 		"CLAUDEOPS_ALLOWED_USERS=U0ALICE001",
 	)
 	env = append(env, testrunner.Env(t, home)...)
+	env = append(env, extra...)
 	b := startSlackBot(t, env)
 	if !fs.WaitConnections(1, 90*time.Second) {
 		t.Fatalf("the bot did not connect; its log:\n%s", b.stderr.String())
