@@ -218,7 +218,9 @@ func changedText(c change, before, after settings.Value) string {
 		what = "what applies here now"
 	}
 	switch c.spec.Name {
-	case settings.Instructions, settings.Model, settings.Mode, settings.Effort, settings.Repo, settings.Image, settings.MCP:
+	case settings.Instructions: // re-read before each turn (the kernel)
+		fmt.Fprintf(&b, " Sessions here use %s from their next turn.", what)
+	case settings.Model, settings.Mode, settings.Effort, settings.Repo, settings.Image, settings.MCP:
 		fmt.Fprintf(&b, " Sessions started from now on use %s.", what)
 	default:
 		fmt.Fprintf(&b, " %s applies from the next message.", strings.ToUpper(what[:1])+what[1:])
