@@ -363,4 +363,13 @@ CREATE TABLE facts (
 );
 CREATE INDEX facts_channel ON facts (channel_key, id);
 `),
+	// A channel's repository bound with `repo` becomes its repo setting
+	// given in chat at the channel's scope (level 3, package settings'
+	// LevelChannel), so that `settings` and `repo` tell one story; the
+	// column is no longer read (issue 29).
+	sqlMigration("channel repos become settings", `
+INSERT OR IGNORE INTO scope_settings (level, scope_key, name, value, set_by, set_at)
+	SELECT 3, key, 'repo', repo, updated_by, updated_at FROM channels WHERE repo != '';
+UPDATE channels SET repo = '' WHERE repo != '';
+`),
 }

@@ -18,7 +18,7 @@ import (
 // Commands are the extension's rows of the command table.
 func (e *Extension) Commands() []thread.Command {
 	return []thread.Command{
-		{Name: "repo", Who: thread.Admins, Usage: []string{"repo [<path or clone URL>|none]"}, Help: "show, or (admins) bind, the channel's git repository: each thread then works in a worktree on a branch of its own", Max: 1, Run: thread.Bind((*part).cmdRepo), After: "cwd"},
+		{Name: "repo", Who: thread.Admins, Usage: []string{"repo [<path or clone URL>|none]"}, Help: "show, or (bot admins) bind, the channel's git repository: each thread then works in a worktree on a branch of its own", Max: 1, Run: thread.Bind((*part).cmdRepo), After: "cwd"},
 		{Name: "diff", Usage: []string{"diff"}, Help: "the whole change of this thread's branch, as a file", Run: thread.Bind((*part).cmdDiff)},
 		{Name: "commit", Who: thread.Starter, Usage: []string{"commit [message]"}, Help: "commit this thread's worktree to its branch", Line: true, Run: thread.Bind((*part).cmdCommit)},
 		{Name: "push", Who: thread.Starter, Usage: []string{"push"}, Help: "push this thread's branch to the remote", Run: thread.Bind((*part).cmdPush)},
@@ -35,15 +35,20 @@ func (p *part) cmdRepo(ctx context.Context, ev adapters.Event, args []string) {
 		p.t.Reply(ctx, p.repoText(ctx))
 		return
 	}
-	if !p.t.IsAdmin(ev.User.ID) {
-		p.t.Audit(ctx, ev.User.ID, "refused", "repo", workspace.Redact(args[0]), false)
-		p.t.Tell(ctx, ev.User, "Only admins can bind a repository to this channel.")
+	repo := args[0]
+	// Who may bind is the repo setting's rule (bot admins; not where the
+	// settings file manages it), checked before any git.
+	if p.refuseBind(ctx, ev, repo) {
 		return
 	}
-	repo := args[0]
 	if strings.EqualFold(repo, noRepo) {
-		p.saveRepo(ctx, ev, noRepo)
-		p.t.Reply(ctx, "This channel is no longer bound to a repository: new threads work in "+text.CodeSpan(p.channelDir(ctx))+". Threads that have a worktree keep it until `new`.")
+		if p.bind(ctx, ev, noRepo) {
+			p.t.Reply(ctx, "This channel is no longer bound to a repository: new threads work in "+text.CodeSpan(p.channelDir(ctx))+". Threads that have a worktree keep it until `new`.")
+		}
+		return
+	}
+	if _, err := settingSpec().Parse(repo); err != nil {
+		p.t.Reply(ctx, "Not bound: "+err.Error())
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, gitLongTimeout)
@@ -55,42 +60,10 @@ func (p *part) cmdRepo(ctx context.Context, ev adapters.Event, args []string) {
 		p.t.Reply(ctx, "Not bound: "+err.Error())
 		return
 	}
-	p.saveRepo(ctx, ev, repo)
-	p.t.Reply(ctx, fmt.Sprintf("This channel works on %s (default branch %s): each new thread, and each scheduled run, gets a worktree on a branch of its own. Threads that already have a session keep their directory until `new`.",
-		text.CodeSpan(workspace.Redact(repo)), text.CodeSpan(def)))
-}
-
-// saveRepo binds the channel, keeping its other settings.
-func (p *part) saveRepo(ctx context.Context, ev adapters.Event, repo string) {
-	key := p.t.Ref().ChannelKey()
-	c, _, err := p.t.Store().GetChannel(ctx, key)
-	if err != nil {
-		p.t.Reply(ctx, "Could not read the channel's settings: "+err.Error())
-		return
+	if p.bind(ctx, ev, repo) {
+		p.t.Reply(ctx, fmt.Sprintf("This channel works on %s (default branch %s): each new thread, and each scheduled run, gets a worktree on a branch of its own. Threads that already have a session keep their directory until `new`.",
+			text.CodeSpan(workspace.Redact(repo)), text.CodeSpan(def)))
 	}
-	c.Key, c.Repo, c.UpdatedBy, c.UpdatedAt = key, repo, ev.User.ID, p.t.Now()
-	if p.ext.cfg.Channels == nil {
-		p.t.Reply(ctx, "Could not save: this bot keeps no channel settings.")
-		return
-	}
-	if err := p.ext.cfg.Channels.SaveChannel(ctx, c); err != nil {
-		p.t.Reply(ctx, "Could not save: "+err.Error())
-		return
-	}
-	p.t.Audit(ctx, ev.User.ID, "repo", workspace.Redact(repo), "", true)
-}
-
-// repoText says what the channel and the thread work on.
-func (p *part) repoText(ctx context.Context) string {
-	repo := p.ext.Repo(ctx, p.t.Ref().ChannelKey())
-	s := "This channel is not bound to a repository; an admin can bind one with `repo <path or clone URL>`."
-	if repo != "" {
-		s = "This channel works on " + text.CodeSpan(workspace.Redact(repo)) + "."
-	}
-	if wt, ok := p.worktree(); ok {
-		s += "\nThis thread: branch " + text.CodeSpan(wt.Branch) + " (from " + text.ShortCommit(wt.Base) + ") in " + text.CodeSpan(wt.Path) + "."
-	}
-	return s
 }
 
 // channelDir is the channel's working directory when it has no repository.

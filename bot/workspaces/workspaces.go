@@ -7,7 +7,6 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
-	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -16,23 +15,20 @@ import (
 type Config struct {
 	// Manager keeps the clones and worktrees; nil: no channel can be bound.
 	Manager Workspaces `env:"-"`
-	// Channels saves a channel's binding made with `repo`; *store.Store is
-	// it.
-	Channels ChannelSaver `env:"-"`
+	// Channels stores a channel's binding made with `repo` (its repo
+	// setting, binding.go); *store.Store is it.
+	Channels SettingSaver `env:"-"`
 	// Repos binds channels by configuration, each "<channel key>=<path or
 	// URL>" (spaces around either side ignored; a later one for a channel
-	// wins); a binding made with `repo` wins over them.
+	// wins): cmd gives them to the settings as the configuration's values
+	// at their channels, which the settings file and chat override
+	// (binding.go).
 	Repos []string `env:"CLAUDEOPS_REPOS"`
 	// TTL: a thread idle this long loses its worktree (default 7 days).
 	TTL time.Duration `env:"CLAUDEOPS_WORKTREE_TTL" envDefault:"168h"`
 	// Sweep is how often idle worktrees are looked for (default: an hour,
 	// or TTL/4 when that is shorter).
 	Sweep time.Duration `env:"-"`
-}
-
-// ChannelSaver saves a channel's settings.
-type ChannelSaver interface {
-	SaveChannel(ctx context.Context, c store.Channel) error
 }
 
 // Workspaces is what the extension needs of the repository workspaces;
@@ -71,8 +67,8 @@ type Workspaces interface {
 	Author() workspace.Person
 }
 
-// noRepo is stored by `repo none`: the channel is unbound even if the
-// configuration binds it.
+// noRepo is the repo setting `repo none` gives: the channel is unbound
+// even where a wider scope or the configuration binds it.
 const noRepo = "none"
 
 // gitTimeout bounds the quick git calls made on a worker's path
@@ -116,20 +112,6 @@ func (e *Extension) Init(h thread.Host) { e.host = h }
 
 // Attach makes the extension's part in thread t.
 func (e *Extension) Attach(t thread.Thread) any { return &part{ext: e, t: t} }
-
-// Repo is the repository channel is bound to ("" for none).
-func (e *Extension) Repo(ctx context.Context, channel string) string {
-	if e.cfg.Manager == nil {
-		return ""
-	}
-	if c, ok, err := e.host.Store().GetChannel(ctx, channel); err == nil && ok && c.Repo != "" {
-		if c.Repo == noRepo {
-			return ""
-		}
-		return c.Repo
-	}
-	return e.repos[channel]
-}
 
 // reclaim asks a thread's part to remove its worktree, idle past the TTL.
 type reclaim struct{}
