@@ -46,17 +46,25 @@
 //   - Only the kernel writes a thread's record: an extension reads a copy
 //     and asks by intent (set the workspace, begin a run, remove the CLI's
 //     home); it never holds the worker, the session or the store's writer.
-//   - Deliver admits an event only from an allowed user (CLAUDEOPS_ALLOWED_USERS
-//     or an admin); a refused mention or click is audited and told. A
+//   - Deliver admits an event only from a user who may use the bot in the
+//     event's channel (settings.Resolver.MayUse: the users and admins the
+//     settings name there, CLAUDEOPS_ALLOWED_USERS at the bot's scope, bot
+//     admins); a refused mention or click is audited and told. A
 //     message is recorded, keyed by the message's identity, before it is
 //     queued, and a message already recorded is not queued again; a message
-//     without a mention in a thread the store does not know is dropped.
-//   - A thread is changed (mode, model, new, stop, deciding its prompts) only
-//     by its starter or an admin (approvals.Registry.MayDecide); others are
-//     refused, audited and told. "Always allow" (a channel rule) is an
+//     without a mention in a thread the store does not know is dropped, and
+//     so is every one without a mention where the channel's reply setting
+//     is "mention" (never recorded, so never a turn).
+//   - An admin is an admin of the thread's channel (its admins setting) or
+//     a bot admin (CLAUDEOPS_ADMINS): nothing a channel's admins may do
+//     reaches another channel. A thread is changed (mode, model, new,
+//     stop, deciding its prompts) only by its starter or such an admin
+//     (approvals.Registry.MayDecide, with the request's channel); others
+//     are refused, audited and told. "Always allow" (a channel rule) is an
 //     admin's: the starter's choice is downgraded to the thread grant, or to
-//     once. The channel's working directory and rules are changed by admins
-//     only, a schedule by its creator or an admin.
+//     once. The channel's rules are changed by its admins only (a rule of
+//     every channel by bot admins), its working directory by bot admins, a
+//     schedule by its creator or an admin.
 //   - A prompt is decided once: the registry takes the first valid decision,
 //     and exactly one control_response answers the request. A request is
 //     stored before it is shown; one that cannot be shown is denied. A
@@ -148,7 +156,11 @@
 //     turn ended abruptly.
 //   - slots.go: the capped number of live processes, idle ones evicted
 //     least recently used first, the rest waiting in a FIFO queue.
-//   - quota.go: the per-user thread quotas.
+//   - quota.go: the per-user thread quotas (the channel's quota setting).
+//   - launch.go: the model, mode and effort a session starts with (the
+//     thread's own, else its channel's settings); instructions.go: the
+//     channel's instructions setting and the parts' texts for the system
+//     prompt.
 //   - view.go, tools.go: the turn's view, text and tool lines as
 //     platform-neutral messages, posted through the thread's adapter,
 //     whose calls never wait on the platform (the Slack and Matrix

@@ -154,17 +154,7 @@ func (h *harness) dump(threadTS string) string {
 
 func (h *harness) ephemeral(user, pattern string) {
 	h.t.Helper()
-	re := regexp.MustCompile(pattern)
-	if !h.fs.WaitFor(wait, func() bool {
-		for _, m := range h.fs.Ephemerals(general, user) {
-			if re.MatchString(m.VisibleText()) {
-				return true
-			}
-		}
-		return false
-	}) {
-		h.t.Fatalf("no ephemeral to %s matching %q", user, pattern)
-	}
+	h.ephemeralIn(general, user, pattern)
 }
 
 func (h *harness) noViolations() {
