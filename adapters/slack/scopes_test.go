@@ -388,3 +388,42 @@ func TestChannelInstructions(t *testing.T) {
 	}
 	h.noViolations()
 }
+
+// TestScheduledRunTakesItsChannelsSettings: a scheduled run takes its
+// channel's model and instructions as they are when it runs (set after
+// the bot started), and a schedule's own model wins.
+func TestScheduledRunTakesItsChannelsSettings(t *testing.T) {
+	h, r := newScopesHarnessR(t, script(nil))
+	w, at := settings.Where{Platform: "slack", Channel: general}, settings.Scope{Level: settings.LevelChannel, Key: "slack/" + general}
+	r.SetChat(w, at, settings.Model, "claude-sonnet-4-5", "U0ROOT0001", time.Now())
+	r.SetChat(w, at, settings.Instructions, "Be terse (marker-run-instructions).", "U0ROOT0001", time.Now())
+	for _, s := range []store.Schedule{
+		{ID: 7, Prompt: "sched-channel-model"},
+		{ID: 8, Prompt: "sched-own-model", Model: "claude-haiku-4-5"},
+	} {
+		s.Spec, s.Platform, s.Channel, s.CreatedBy, s.ApprovalPolicy = "0 2 * * *", "slack", general, alice, "deny"
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		res, err := h.b.RunScheduled(ctx, s, time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(res.Result, "ok: ") {
+			t.Fatalf("run %d: %+v", s.ID, res)
+		}
+	}
+	for marker, want := range map[string]string{"sched-channel-model": "claude-sonnet-4-5", "sched-own-model": "claude-haiku-4-5"} {
+		rs := h.requestsWith(marker)
+		if len(rs) == 0 {
+			t.Fatalf("no model request for %s", marker)
+		}
+		for _, req := range rs {
+			if req.Model != want {
+				t.Errorf("%s: model %q, want %q", marker, req.Model, want)
+			}
+			if !strings.Contains(strings.Join(req.System, "\n"), "marker-run-instructions") {
+				t.Errorf("%s: the channel's instructions are not in the system prompt", marker)
+			}
+		}
+	}
+}
