@@ -3,6 +3,7 @@ package bot
 import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/claudeproc"
 	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
@@ -55,6 +56,12 @@ func launchFor(r *settings.Resolver, ref adapters.ThreadRef, t store.Thread) lau
 		mode:   get(settings.Mode, t.Mode),
 		effort: get(settings.Effort, ""),
 	}
+}
+
+// apply gives o the model and effort to start with.
+func (d launchDefaults) apply(o claudeproc.Options) claudeproc.Options {
+	o.Model, o.Effort = d.model.value, d.effort.value
+	return o
 }
 
 // effortShown is the effort for `status`'s model line: nothing when the

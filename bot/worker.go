@@ -448,10 +448,7 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 	if err := w.parts.prepare(ctx); err != nil {
 		return err
 	}
-	if w.thread.Mode == "" {
-		// A session without a mode of its own starts in its channel's.
-		w.thread.Mode = launchFor(w.cfg.Scopes, w.ref, w.thread).mode.value
-	}
+	w.thread.Mode = launchFor(w.cfg.Scopes, w.ref, w.thread).mode.value // its own, else its channel's
 	// Waiting for a slot, and starting claude, end with the bot.
 	id, err := w.sess.open(ctx, w.life, w.options, w.thread.SessionID, w.autoRun == nil)
 	if id != "" {
@@ -467,12 +464,9 @@ func (w *worker) ensureProcess(ctx context.Context) error {
 }
 
 func (w *worker) options() claudeproc.Options {
-	start := launchFor(w.cfg.Scopes, w.ref, w.thread)
-	return w.withSystemPrompt(claudeproc.Options{
+	return w.withSystemPrompt(launchFor(w.cfg.Scopes, w.ref, w.thread).apply(claudeproc.Options{
 		Bin:            w.cfg.ClaudeBin,
 		Dir:            w.cwd(context.Background()),
-		Model:          start.model.value,
-		Effort:         start.effort.value,
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
 		SDKMCPServers:  []string{mcptools.ServerName},
@@ -485,7 +479,7 @@ func (w *worker) options() claudeproc.Options {
 		MaxLineBytes: w.cfg.MaxLineBytes,
 		StopGrace:    w.cfg.StopGrace,
 		Logger:       w.log,
-	})
+	}))
 }
 
 // cwd is the thread's worktree, else the channel's working directory, else
