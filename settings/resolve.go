@@ -77,6 +77,8 @@ type Resolver struct {
 	file    Layer
 	chat    Layer
 	fileErr error
+
+	checks checks
 }
 
 // New makes a resolver from the bot's configuration (fixed for its life)
@@ -172,6 +174,9 @@ func (r *Resolver) CheckChat(w Where, scope Scope, n Name, value, user string) e
 	}
 	if scope.Level == LevelThread {
 		return fmt.Errorf("%s is not set per thread here", n)
+	}
+	if err := r.checkValue(n, value); err != nil {
+		return err
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

@@ -251,3 +251,26 @@ func TestWider(t *testing.T) {
 		t.Error("Tighter")
 	}
 }
+
+// TestCheck: a part's check refuses a chat value it refuses; an unset is
+// never checked.
+func TestCheck(t *testing.T) {
+	r := New(Layer{}, []string{"root"})
+	r.Check(MCP, func(v string) error {
+		if v != "sentry" {
+			return errors.New("no MCP server " + v)
+		}
+		return nil
+	})
+	w := Where{Platform: "slack", Channel: "C1"}
+	ch := Scope{LevelChannel, "slack/C1"}
+	if err := r.CheckChat(w, ch, MCP, "sentry", "root"); err != nil {
+		t.Error(err)
+	}
+	if err := r.CheckChat(w, ch, MCP, "nosuch", "root"); err == nil || err.Error() != "no MCP server nosuch" {
+		t.Errorf("an unknown server: %v", err)
+	}
+	if err := r.CheckChat(w, ch, MCP, "", "root"); err != nil {
+		t.Errorf("unset: %v", err)
+	}
+}

@@ -3,7 +3,9 @@ package mcpservers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/claudeops/claudeops/bot/thread"
@@ -93,6 +95,18 @@ func (p *part) given(ctx context.Context) []Server {
 		}
 	}
 	return out
+}
+
+// CheckNames refuses a value of the mcp setting (names, comma-joined)
+// naming a server the servers file does not list: for
+// settings.Resolver.Check, so that chat cannot set one.
+func (e *Extension) CheckNames(value string) error {
+	for _, n := range strings.Split(value, ",") {
+		if _, ok := e.cat.server(n); !ok {
+			return fmt.Errorf("there is no MCP server %q in the bot's configuration (`mcp` lists them)", n)
+		}
+	}
+	return nil
 }
 
 // setting is the channel's `mcp` setting: the names it gives, and where

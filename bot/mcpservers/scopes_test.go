@@ -68,3 +68,19 @@ func TestMCPSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckNames: chat may name only the file's servers.
+func TestCheckNames(t *testing.T) {
+	file := write(t, t.TempDir(), "servers.json", `{"mcpServers": {"sentry": {"command": "/bin/sentry"}, "docs": {"command": "/bin/docs"}}}`)
+	cat, err := Load(Config{ServersFile: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := New(cat, nil)
+	if err := e.CheckNames("sentry,docs"); err != nil {
+		t.Error(err)
+	}
+	if err := e.CheckNames("sentry,nosuch"); err == nil || !strings.Contains(err.Error(), `"nosuch"`) {
+		t.Errorf("an unknown server: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package runnerimage
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
@@ -45,6 +46,17 @@ var (
 // setting is the channel's image setting ("" where none is given).
 func (p *part) setting() settings.Value {
 	return p.t.Scopes().Get(thread.Where(p.t.Ref()), settings.Image)
+}
+
+// CheckImage refuses an image setting where the runner has no image: for
+// settings.Resolver.Check, so that chat cannot set what would not apply.
+// Which images the operator's engine or cluster may run is the bot
+// admins' to know: only they set it (the schema).
+func (e *Extension) CheckImage(string) error {
+	if !e.cfg.Images {
+		return fmt.Errorf("the %s runner has no image: sessions here run on the bot's host", e.cfg.Runner)
+	}
+	return nil
 }
 
 // BeforeLaunch gives the session the channel's image, where the runner

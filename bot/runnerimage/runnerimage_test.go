@@ -50,3 +50,13 @@ func TestImage(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckImage: chat may set an image only where the runner has one.
+func TestCheckImage(t *testing.T) {
+	if err := New(Config{Runner: "docker", Images: true}).CheckImage("x:1"); err != nil {
+		t.Error(err)
+	}
+	if err := New(Config{Runner: "local"}).CheckImage("x:1"); err == nil || err.Error() != "the local runner has no image: sessions here run on the bot's host" {
+		t.Errorf("local: %v", err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/bot/workspaces"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -76,6 +77,14 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 // facts (instructions, after any the channel's settings give).
 func (e extensions) list() []thread.Extension {
 	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.image, e.scopes, e.memory}
+}
+
+// checkSettings gives the resolver the extensions' checks of values set
+// from chat: an MCP server the servers file lists, an image where the
+// runner has one.
+func (e extensions) checkSettings(r *settings.Resolver) {
+	r.Check(settings.MCP, e.mcp.CheckNames)
+	r.Check(settings.Image, e.image.CheckImage)
 }
 
 // runnerImage says what the runner in use is to the image extension

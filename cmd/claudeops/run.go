@@ -207,6 +207,7 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 		log.Error("read the settings set in chat", "err", err)
 		return exitFailure
 	}
+	ext.checkSettings(bcfg.Scopes)
 	a.settings = newSettingsFile(cfg, bcfg.Scopes, log, a.ties)
 	a.b = bot.New(bcfg, a.st)
 	if code := a.addAdapters(ctx, platforms, wiring{cfg: cfg, log: log, st: a.st, b: a.b, stdin: stdin, stdout: a.stdout}); code != exitOK {
