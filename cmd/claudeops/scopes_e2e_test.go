@@ -133,3 +133,29 @@ func TestSettingsCommandsSlack(t *testing.T) {
 		t.Errorf("Slack violation: %s", v)
 	}
 }
+
+// TestSettingsCommandsMatrix: on a real homeserver, a room's settings come
+// from its server's workspace scope in the settings file (a Matrix room id
+// names its server), `settings` says so with the line; a change of it from
+// chat is refused with that line, and a user who administers nothing is
+// refused a change of the room's or the server's.
+func TestSettingsCommandsMatrix(t *testing.T) {
+	r := startMatrixTools(t, echoScript, false)
+	file := filepath.Join(t.TempDir(), "settings.yaml")
+	content := "workspaces:\n  matrix/" + r.srv.ServerName + ":\n    model: opus\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.env = append(r.env, "CLAUDEOPS_SETTINGS_FILE="+file)
+	cmd := r.start()
+	room := r.room(false)
+	root := r.alice.SendText(room, "settings", r.bot.ID, "")
+	r.reply(room, root, "• model: `opus` — workspace matrix/"+r.srv.ServerName+", from the settings file, line 3")
+	r.alice.SendText(room, "set --workspace model haiku", r.bot.ID, root)
+	r.reply(room, root, "Nothing changed: model at workspace matrix/"+r.srv.ServerName+" is managed by the settings file, line 3: change it there.")
+	r.alice.SendText(room, "set --workspace effort high", r.bot.ID, root)
+	r.reply(room, root, "Nothing changed: only bot admins set effort at workspace matrix/"+r.srv.ServerName+".")
+	r.alice.SendText(room, "set effort high", r.bot.ID, root)
+	r.reply(room, root, "Nothing changed: only the channel's admins set its effort.")
+	r.stop(cmd)
+}
