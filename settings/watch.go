@@ -88,13 +88,14 @@ func (w *Watcher) Run(ctx context.Context) {
 		}
 		data, mod, err := readFile(w.Path)
 		sum := sha256.Sum256(data)
+		key := readKey(sum, err)
 		if err == nil && sum == w.Last && !forced && w.Resolver.FileProblem() == nil {
 			continue
 		}
-		if readKey(sum, err) == refused && !forced {
+		if key == refused && !forced {
 			continue
 		}
-		if !forced && w.Settle > 0 && !w.settled(ctx, readKey(sum, err)+mod.String()) {
+		if !forced && w.Settle > 0 && !w.settled(ctx, key+mod.String()) {
 			continue // changing still: the next look reads it again
 		}
 		var l Layer
@@ -104,7 +105,7 @@ func (w *Watcher) Run(ctx context.Context) {
 			}
 		}
 		if err != nil {
-			refused = readKey(sum, err)
+			refused = key
 			w.Resolver.FileRefused(err)
 			w.Log.Error("settings file refused; the last good settings stay", "err", err)
 			if w.Refused != nil {

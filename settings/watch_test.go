@@ -67,8 +67,8 @@ func (w *watched) wantApplied() {
 	}
 }
 
-// TestWatcherSaysEachRefusalOnce: a file gone is said once, not at every
-// look; a bad content refused, then a good one, then the bad one again is
+// TestWatcherSaysEachRefusalOnce: a file gone, a bad content, is said
+// once, not at every look; a bad content refused, then a good one, then the bad one again is
 // said again (the running settings changed in between).
 func TestWatcherSaysEachRefusalOnce(t *testing.T) {
 	w := watch(t, "bot: {model: one}\n", 20*time.Millisecond)
@@ -83,6 +83,10 @@ func TestWatcherSaysEachRefusalOnce(t *testing.T) {
 	bad := "bot: {model: two, colour: red}\n"
 	w.write(bad)
 	w.wantRefused(`unknown setting "colour"`)
+	time.Sleep(100 * time.Millisecond)
+	if n := w.refusals.Load(); n != 2 {
+		t.Errorf("a bad content said %d times, want once", n-1)
+	}
 	w.write("bot: {model: three}\n")
 	w.wantApplied()
 	w.write(bad)
