@@ -70,3 +70,32 @@ func TestSettingsFileReachesTheModel(t *testing.T) {
 		t.Errorf("bot exit: %v", err)
 	}
 }
+
+// TestSettingsFileRefusedAtTerminal: with the console at a terminal (its
+// log in a file), a refused settings file is said on the terminal too,
+// once per bad content, with its problem and line.
+func TestSettingsFileRefusedAtTerminal(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.yaml")
+	if err := os.WriteFile(file, []byte(goodSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
+		"CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file}
+	o := oneTerminal(t)
+	p := startConsoleTyped(t, env, nil, o.stdout, o.stderr)
+	o.stdout.Close()
+	o.stderr.Close()
+	waitOutput(t, o.conv, "claudeops console:")
+	const said = "claudeops: the settings file was refused; the last good settings stay: "
+	for _, bad := range badSettings[:2] {
+		writeAtomic(t, file, bad.content)
+		waitOutput(t, o.conv, said+"settings file "+file+": "+bad.want)
+	}
+	time.Sleep(3 * settingsPoll / 2) // a look or two more at the last one
+	p.finish(t)
+	if n := strings.Count(o.conv(), said); n != 2 {
+		t.Errorf("the terminal was told %d times of 2 bad contents, want once each:\n%s", n, o.conv())
+	}
+}
