@@ -149,28 +149,42 @@ func (p *part) apply(ctx context.Context, ev adapters.Event, rest string, unset 
 		p.t.Reply(ctx, "Nothing changed: "+err.Error()+".")
 		return
 	}
-	r := p.t.Scopes()
 	target := fmt.Sprintf("%s at %s", c.spec.Name, c.scope)
+	before, after, refused, failed := p.commit(ctx, w, c, ev.User.ID)
+	switch {
+	case refused != nil:
+		p.t.Audit(ctx, ev.User.ID, "refused", verb+" "+target, refused.Error()+"; value "+auditValue(c.spec, c.value, 500), false)
+		p.t.Tell(ctx, ev.User, "Nothing changed: "+refused.Error()+".")
+		return
+	case failed != nil:
+		p.t.Log().Error("store a setting set in chat", "setting", c.spec.Name, "scope", c.scope.String(), "err", failed)
+		p.t.Reply(ctx, fmt.Sprintf("Nothing changed: the setting could not be stored (%v).", failed))
+		return
+	}
+	p.t.Audit(ctx, ev.User.ID, verb, target, fmt.Sprintf("before: %s (%s); after: %s (%s)",
+		auditValue(c.spec, before.Text, 0), before.Source, auditValue(c.spec, after.Text, 0), after.Source), true)
+	p.t.Reply(ctx, changedText(c, before, after))
+}
+
+// commit makes c as user, at w, in one step under the extension's lock:
+// refused says why the resolver refuses it, failed why the store did
+// (nothing changed either way); else the values that applied at w before
+// and after.
+func (p *part) commit(ctx context.Context, w settings.Where, c change, user string) (before, after settings.Value, refused, failed error) {
+	r := p.t.Scopes()
 	p.ext.mu.Lock()
 	defer p.ext.mu.Unlock()
-	if err := r.CheckChat(w, c.scope, c.spec.Name, c.value, ev.User.ID); err != nil {
-		p.t.Audit(ctx, ev.User.ID, "refused", verb+" "+target, err.Error()+"; value "+auditValue(c.spec, c.value, 500), false)
-		p.t.Tell(ctx, ev.User, "Nothing changed: "+err.Error()+".")
-		return
+	if err := r.CheckChat(w, c.scope, c.spec.Name, c.value, user); err != nil {
+		return before, after, err, nil
 	}
 	// One time for the row and the resolver, at the store's precision: a
 	// restart loads what runs now.
 	at := p.t.Now().UTC().Truncate(time.Millisecond)
-	if err := p.save(ctx, c, ev.User.ID, at); err != nil {
-		p.t.Log().Error("store a setting set in chat", "setting", c.spec.Name, "scope", c.scope.String(), "err", err)
-		p.t.Reply(ctx, fmt.Sprintf("Nothing changed: the setting could not be stored (%v).", err))
-		return
+	if err := p.save(ctx, c, user, at); err != nil {
+		return before, after, nil, err
 	}
-	before := r.SetChat(w, c.scope, c.spec.Name, c.value, ev.User.ID, at)
-	after := r.Get(w, c.spec.Name)
-	p.t.Audit(ctx, ev.User.ID, verb, target, fmt.Sprintf("before: %s (%s); after: %s (%s)",
-		auditValue(c.spec, before.Text, 0), before.Source, auditValue(c.spec, after.Text, 0), after.Source), true)
-	p.t.Reply(ctx, changedText(c, before, after))
+	before = r.SetChat(w, c.scope, c.spec.Name, c.value, user, at)
+	return before, r.Get(w, c.spec.Name), nil, nil
 }
 
 // save stores the change: storage first, so that a value applied is a
