@@ -68,7 +68,7 @@ func TestSettingsCommandsBuilt(t *testing.T) {
 // admins from a settings file. `settings` in A shows A's values and none
 // of B's; someone who is no admin of A, and B's admin, are refused there
 // privately (an ephemeral message) and change nothing; A's admin sets A's
-// model, which B does not get.
+// model, which B does not get, and instructions of two lines.
 func TestSettingsCommandsSlack(t *testing.T) {
 	const (
 		chanA, chanB        = "C0AAAAAAA1", "C0BBBBBBB1"
@@ -120,10 +120,13 @@ func TestSettingsCommandsSlack(t *testing.T) {
 	toldPrivately(chanA, bob, "Nothing changed: only the channel's admins set its model.")
 	r.fs.Reply(alice, chanA, rootA, mention+"set model opus")
 	said(chanA, rootA, "model is `opus` at channel slack/"+chanA+".")
+	// Instructions take the rest of the message, lines and all.
+	r.fs.Reply(alice, chanA, rootA, mention+"set instructions Always run make lint.\nNever touch migrations/.")
+	said(chanA, rootA, "instructions is `Always run make lint.` (2 lines, 46 characters) at channel slack/"+chanA+".")
 
 	rootB := r.fs.Post(bob, chanB, mention+"settings")
 	got = said(chanB, rootB, "instructions: `SECRET-B`")
-	if !strings.Contains(got, "model: none (default)") || strings.Contains(got, "opus") || strings.Contains(got, chanA) {
+	if !strings.Contains(got, "model: none (default)") || strings.Contains(got, "opus") || strings.Contains(got, "lint") || strings.Contains(got, chanA) {
 		t.Errorf("settings in B after A's model was set:\n%s", got)
 	}
 	r.fs.Reply(alice, chanB, rootB, mention+"set model haiku")
