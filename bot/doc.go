@@ -152,6 +152,10 @@
 //
 //   - session.go: the claude process (start, resume, stop; the first
 //     prompt of a failed resume sent again in a fresh session).
+//   - instructions.go: what the session appends to the CLI's system prompt:
+//     the bot's words, then the parts' instructions (thread.Instructor)
+//     joined, bounded and set apart; a changed text ends a live process
+//     between turns, and the turn resumes under it.
 //   - events.go: the CLI's events on the worker (init, result, exit), a
 //     turn ended abruptly.
 //   - slots.go: the capped number of live processes, idle ones evicted
@@ -174,7 +178,8 @@
 //   - homes.go: `new` removes the thread's CLI home, through the runner's
 //     optional RemoveHome.
 //   - mcp.go: the bot's own tools (bot/mcptools) answered off the worker's
-//     goroutine; sendfilepolicy.go: which send_file calls a person is
+//     goroutine (a fact Claude proposes goes to the parts, thread.Proposer);
+//     sendfilepolicy.go: which send_file calls a person is
 //     asked about.
 //
 // Prompts before people:
