@@ -274,3 +274,18 @@ func TestCheck(t *testing.T) {
 		t.Errorf("unset: %v", err)
 	}
 }
+
+// TestValues: Values answers as Get does, name by name.
+func TestValues(t *testing.T) {
+	var l Layer
+	l.Put(BudgetThread, Value{Text: "5", Source: Source{Scope: Bot, Origin: FromConfig, Var: "X"}})
+	r := New(l, nil)
+	w := Where{Platform: "slack", Channel: "C1"}
+	r.SetChat(w, Scope{LevelChannel, "slack/C1"}, Model, "opus", "root", time.Time{})
+	names := []Name{BudgetThread, Model, Mode, Image}
+	for i, v := range r.Values(w, names...) {
+		if want := r.Get(w, names[i]); v != want {
+			t.Errorf("%s: %+v, want %+v", names[i], v, want)
+		}
+	}
+}

@@ -14,3 +14,17 @@ func (r *Resolver) Wider(w Where, n Name) Value {
 // Tighter reports whether value is at least as tight a limit as wider
 // (both canonical amounts or counts; 0 is no limit).
 func Tighter(value, wider string) bool { return tighter(value, wider) }
+
+// Values is the value of each of names at w, in order: Get's answers,
+// the scopes worked out once (a part that reads several settings at every
+// prompt).
+func (r *Resolver) Values(w Where, names ...Name) []Value {
+	scopes := w.Scopes()
+	out := make([]Value, len(names))
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for i, n := range names {
+		out[i] = r.getLocked(scopes, n)
+	}
+	return out
+}

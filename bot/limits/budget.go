@@ -75,8 +75,7 @@ func (b budgets) spentText(k budgetKind, s spendNow, run float64) string {
 // gate says why a prompt is refused when the thread or its channel has
 // spent its budget ("" when not). A spend that cannot be read refuses
 // too: a budget nobody can check is not kept.
-func (p *part) gate(ctx context.Context) string {
-	c := p.budgets()
+func (p *part) gate(ctx context.Context, c budgets) string {
 	if c.thread.usd <= 0 && c.channelDay.usd <= 0 {
 		return ""
 	}
@@ -100,8 +99,7 @@ type budgetCap struct {
 // processCap is the cap of a process starting now: what is left of the
 // tightest budget that applies. ok is false when none applies. A spend
 // that cannot be read leaves the whole budget as the cap.
-func (p *part) processCap(ctx context.Context) (c budgetCap, ok bool) {
-	b := p.budgets()
+func (p *part) processCap(ctx context.Context, b budgets) (c budgetCap, ok bool) {
 	s, err := p.spendNow(ctx, b)
 	if err != nil {
 		p.t.Log().Error("read spend for the session's budget cap", "err", err)
@@ -135,11 +133,11 @@ func capArgs(c budgetCap) []string {
 // turned), so that the next turn runs under the right one. The session
 // resumes: nothing of the conversation is lost. A budget changed in the
 // settings is the same case: the next turn runs under the new one.
-func (p *part) recap(ctx context.Context) {
-	if s := p.t.State(); !s.Live || !(p.capped || p.budgets().any()) || s.Busy() {
+func (p *part) recap(ctx context.Context, b budgets) {
+	if s := p.t.State(); !s.Live || !(p.capped || b.any()) || s.Busy() {
 		return
 	}
-	want, ok := p.processCap(ctx)
+	want, ok := p.processCap(ctx, b)
 	left := p.cap.usd - p.used
 	if ok == p.capped && (!ok || math.Abs(want.usd-left) < 1e-6) {
 		return

@@ -36,16 +36,17 @@ var (
 // BeforePrompt refuses a prompt when a budget is spent; otherwise it
 // restarts an idle process whose cap went stale (recap).
 func (p *part) BeforePrompt(ctx context.Context, _ thread.Prompt) error {
-	if why := p.gate(ctx); why != "" {
+	b := p.budgets()
+	if why := p.gate(ctx, b); why != "" {
 		return errors.New(why)
 	}
-	p.recap(ctx)
+	p.recap(ctx, b)
 	return nil
 }
 
 // BeforeLaunch caps the process about to start at what is left.
 func (p *part) BeforeLaunch(ctx context.Context, l *thread.Launch) {
-	c, capped := p.processCap(ctx)
+	c, capped := p.processCap(ctx, p.budgets())
 	if capped {
 		l.ExtraArgs = append(l.ExtraArgs, capArgs(c)...)
 	}

@@ -28,13 +28,14 @@ type budgets struct{ thread, channelDay, run budget }
 // value is looked up at that channel only: it never reaches another.
 func (p *part) budgets() budgets {
 	w, r := thread.Where(p.t.Ref()), p.t.Scopes()
-	get := func(n settings.Name, fallback float64, env string) budget {
-		return bindingBudget(r, w, n, budget{usd: fallback, from: env})
+	vs := r.Values(w, settings.BudgetThread, settings.BudgetChannelDay, settings.BudgetScheduleRun)
+	get := func(v settings.Value, fallback float64, env string) budget {
+		return bindingBudget(r, w, v, budget{usd: fallback, from: env})
 	}
 	return budgets{
-		thread:     get(settings.BudgetThread, p.cfg.ThreadUSD, envBudgetThread),
-		channelDay: get(settings.BudgetChannelDay, p.cfg.ChannelDayUSD, envBudgetChannel),
-		run:        get(settings.BudgetScheduleRun, p.cfg.ScheduleRunUSD, envBudgetSchedule),
+		thread:     get(vs[0], p.cfg.ThreadUSD, envBudgetThread),
+		channelDay: get(vs[1], p.cfg.ChannelDayUSD, envBudgetChannel),
+		run:        get(vs[2], p.cfg.ScheduleRunUSD, envBudgetSchedule),
 	}
 }
 
@@ -53,14 +54,14 @@ func (b budget) note() string {
 	return " (" + b.from + ")"
 }
 
-// bindingBudget is n's budget at w, else fallback (the configuration's).
+// bindingBudget is the budget v (a setting's value at w) gives, else
+// fallback (the configuration's).
 // A value a channel admin (not a bot admin) set in chat binds only as far
 // as it is tighter than what applies without it (settings.Resolver.Wider,
 // else fallback): checked when it was set, and held here too, for what is
 // wider may have been tightened since, or be the configuration's, which
 // the settings may not hold.
-func bindingBudget(r *settings.Resolver, w settings.Where, n settings.Name, fallback budget) budget {
-	v := r.Get(w, n)
+func bindingBudget(r *settings.Resolver, w settings.Where, v settings.Value, fallback budget) budget {
 	if !v.Set() {
 		return fallback
 	}
@@ -69,7 +70,7 @@ func bindingBudget(r *settings.Resolver, w settings.Where, n settings.Name, fall
 		return b
 	}
 	wider := fallback
-	if wv := r.Wider(w, n); wv.Set() {
+	if wv := r.Wider(w, v.Name); wv.Set() {
 		wider = fromValue(wv)
 	}
 	if !settings.Tighter(v.Text, strconv.FormatFloat(wider.usd, 'f', -1, 64)) {
