@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/claudeops/claudeops/bot"
@@ -60,10 +59,10 @@ func newScopes(ctx context.Context, cfg config, b bot.Config, st *store.Store, l
 	return r, nil
 }
 
-// configLayer is what the environment gives: who may use the bot, the
-// budgets, the session quota and the runner's image at the bot's scope,
-// each naming its variable, and the CLAUDEOPS_REPOS bindings at their
-// channels' scopes.
+// configLayer is what the environment gives: who may use the bot and the
+// session quota (bot.ConfigLayer), the budgets (limits.Config.PutSettings)
+// and the runner's image at the bot's scope, each naming its variable, and
+// the CLAUDEOPS_REPOS bindings at their channels' scopes.
 func configLayer(cfg config, b bot.Config, log *slog.Logger) settings.Layer {
 	l := bot.ConfigLayer(b)
 	put := func(scope settings.Scope, n settings.Name, text, from string) {
@@ -76,9 +75,6 @@ func configLayer(cfg config, b bot.Config, log *slog.Logger) settings.Layer {
 		l.Put(n, settings.Value{Text: canon, Source: settings.Source{Scope: scope, Origin: settings.FromConfig, Var: from}})
 	}
 	cfg.Extensions.Limits.PutSettings(&l)
-	// The quota always: its default (3) is the configuration's, not none.
-	// Negative is cmd's word for the variable's 0, no cap.
-	put(settings.Bot, settings.Quota, strconv.Itoa(max(b.MaxThreadsPerUser, 0)), "CLAUDEOPS_MAX_THREADS_PER_USER")
 	if img := cfg.raw["CLAUDEOPS_RUNNER_IMAGE"]; strings.TrimSpace(img) != "" {
 		put(settings.Bot, settings.Image, img, "CLAUDEOPS_RUNNER_IMAGE")
 	}
