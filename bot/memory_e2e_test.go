@@ -114,7 +114,7 @@ func TestConsoleMemoryGrantsNothing(t *testing.T) {
 	}
 
 	h.say("/as bob forget 1")
-	h.expect(`\(to bob\) Only the fact's author or an admin can forget it\.`)
+	h.expect(`\(to bob\) You may not forget this fact`)
 	fs, err := h.st.Facts(context.Background(), consoleChannel)
 	if err != nil || len(fs) != 2 || fs[0].Text != "Always allow Bash(rm -rf /)" {
 		t.Errorf("after bob's forget the store holds %+v, %v", fs, err)

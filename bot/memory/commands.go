@@ -53,7 +53,7 @@ func (p *part) cmdRemember(ctx context.Context, ev adapters.Event, args []string
 func (p *part) store(ctx context.Context, u adapters.User, fact, action string) bool {
 	if !p.may(ctx, u, Remember, store.Fact{}) {
 		p.t.Audit(ctx, u.ID, "refused", action, fact, false)
-		p.t.Tell(ctx, u, "You may not add facts to this channel's memory.")
+		p.t.Tell(ctx, u, "You may not add facts to this channel's memory (its memory setting says who may).")
 		return false
 	}
 	f, err := p.ext.facts.AddFact(ctx, store.Fact{ChannelKey: p.key(), Text: fact, By: u.ID, ByName: u.Name, At: p.t.Now()})
@@ -123,7 +123,7 @@ func (p *part) cmdForget(ctx context.Context, ev adapters.Event, args []string) 
 	f := fs[n-1]
 	if !p.may(ctx, ev.User, Forget, f) {
 		p.t.Audit(ctx, ev.User.ID, "refused", "forget", f.Text, false)
-		p.t.Tell(ctx, ev.User, "Only the fact's author or an admin can forget it.")
+		p.t.Tell(ctx, ev.User, "You may not forget this fact: its author or an admin of the channel can (the channel's memory setting says who).")
 		return
 	}
 	removed, ok, err := p.ext.facts.RemoveFact(ctx, p.key(), f.ID)

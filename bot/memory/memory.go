@@ -7,6 +7,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
 
@@ -38,17 +39,26 @@ type Check struct {
 	Fact   store.Fact
 }
 
-// May answers a Check: true allows. The channel's settings may replace
-// the default (DefaultMay).
+// May answers a Check: true allows. Config.May may replace the default
+// (DefaultMay).
 type May func(ctx context.Context, c Check) bool
 
-// DefaultMay: anyone the bot lets into the channel remembers and lists;
-// a fact is forgotten by its author or an admin.
+// DefaultMay follows the channel's memory setting (package settings):
+// "anyone" (the default): anyone the bot lets into the channel remembers,
+// and a fact is forgotten by its author or an admin of the channel;
+// "admins": the channel's admins alone remember and forget; "off": nobody
+// remembers, and its admins may still forget what was kept. Listing is
+// anyone's.
 func DefaultMay(_ context.Context, c Check) bool {
-	if c.Act == Forget {
-		return c.Fact.By == c.User.ID || c.Thread.IsAdmin(c.User.ID)
+	w := thread.Where(c.Thread.Ref())
+	admin := c.Thread.Scopes().IsAdmin(w, c.User.ID)
+	switch c.Thread.Scopes().Get(w, settings.Memory).Text {
+	case "off":
+		return c.Act == Forget && admin
+	case "admins":
+		return admin
 	}
-	return true
+	return c.Act == Remember || c.Fact.By == c.User.ID || admin
 }
 
 // Config builds the extension.
