@@ -20,10 +20,11 @@ func maxTypos(n int) int {
 }
 
 // sentWhole are real words a person sends alone to Claude, one slip from
-// a command word: "more" after an answer asks for more, not for `mode`.
+// a command word: "more" after an answer asks for more, not for `mode`;
+// "sent" says a thing was sent, not `set`.
 // Found by running nearCommand over the words people send as a whole
 // message (TestNearCommand's prompts).
-var sentWhole = map[string]bool{"more": true, "news": true, "costs": true}
+var sentWhole = map[string]bool{"more": true, "news": true, "costs": true, "sent": true}
 
 // sameStart: a and b begin with the same letter, or with the first two
 // swapped. A person rarely misses a word's first letter; without this,

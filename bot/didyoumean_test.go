@@ -43,9 +43,12 @@ func TestNearCommand(t *testing.T) {
 		{word: "rulse", want: "rules"},
 		{word: "shcedule", want: "schedule"},
 		{word: "shcedlue", want: "schedule"}, // two slips in a long word
+		{word: "setings", want: "settings"},
+		{word: "setting", want: "settings"},
+		{word: "unste", want: "unset"},
 		// A real word one slip from a command that people send alone goes
 		// to Claude: "more" after an answer.
-		{word: "more"}, {word: "More"}, {word: "news"}, {word: "costs"},
+		{word: "more"}, {word: "More"}, {word: "news"}, {word: "costs"}, {word: "sent"},
 		// Other real words one slip away are asked about (`\coat` sends it).
 		{word: "coat", want: "cost"},
 		// Only what the sender may run: stop and new are the starter's.
