@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// watched is a Watcher over a file holding first, polled every 5 ms, with
-// what it told counted.
+// watched is a Watcher over a file, polled every 5 ms, with what it told
+// counted.
 type watched struct {
 	t        *testing.T
 	path     string
@@ -22,8 +22,17 @@ type watched struct {
 
 func watch(t *testing.T, first string, settle time.Duration) *watched {
 	t.Helper()
-	w := &watched{t: t, path: t.TempDir() + "/s.yaml", r: New(Layer{}, nil), refused: make(chan error, 100), applied: make(chan struct{}, 100)}
-	w.write(first)
+	path := t.TempDir() + "/s.yaml"
+	if err := os.WriteFile(path, []byte(first), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return watchAt(t, path, settle)
+}
+
+// watchAt watches the file at path as it is.
+func watchAt(t *testing.T, path string, settle time.Duration) *watched {
+	t.Helper()
+	w := &watched{t: t, path: path, r: New(Layer{}, nil), refused: make(chan error, 100), applied: make(chan struct{}, 100)}
 	l, sum, err := Load(w.path)
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +132,44 @@ func TestWatcherSettles(t *testing.T) {
 	w.wantApplied()
 	if got := w.model(); got != "two" {
 		t.Errorf("model %q once written, want two", got)
+	}
+}
+
+// TestWatcherConfigMapSwap: a Kubernetes ConfigMap mounted as a directory
+// updates its file by swapping a symlink (settings.yaml → ..data/ →
+// ..<timestamp>/): the watch reads through the links and takes the new
+// content; a bad one swapped in is refused.
+func TestWatcherConfigMapSwap(t *testing.T) {
+	dir := t.TempDir()
+	version := func(name, content string) {
+		t.Helper()
+		if err := os.Mkdir(dir+"/"+name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir+"/"+name+"/settings.yaml", []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// As the kubelet does: a new link beside, renamed over ..data.
+		if err := os.Symlink(name, dir+"/..data_tmp"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(dir+"/..data_tmp", dir+"/..data"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version("..2026_11_29_a", "bot: {model: one}\n")
+	if err := os.Symlink("..data/settings.yaml", dir+"/settings.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	w := watchAt(t, dir+"/settings.yaml", 20*time.Millisecond)
+	version("..2026_11_29_b", "bot: {model: two}\n")
+	w.wantApplied()
+	if got := w.model(); got != "two" {
+		t.Errorf("model %q after the swap, want two", got)
+	}
+	version("..2026_11_29_c", "bot: {model: three, colour: red}\n")
+	w.wantRefused(`unknown setting "colour"`)
+	if got := w.model(); got != "two" {
+		t.Errorf("model %q after a bad swap, want two", got)
 	}
 }
