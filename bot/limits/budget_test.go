@@ -56,16 +56,23 @@ func TestBudgetGateAndCap(t *testing.T) {
 			if got := errString(err); got != tt.refuse {
 				t.Errorf("refusal %q, want %q", got, tt.refuse)
 			}
-			var l thread.Launch
-			p.BeforeLaunch(ctx, &l)
-			want := []string(nil)
-			if tt.capArg != "" {
-				want = []string{"--max-budget-usd", tt.capArg}
-			}
-			if !slices.Equal(l.ExtraArgs, want) {
-				t.Errorf("launch args %q, want %q", l.ExtraArgs, want)
-			}
+			checkCap(t, p, tt.capArg)
 		})
+	}
+}
+
+// checkCap launches p's process and checks its --max-budget-usd (""
+// for none).
+func checkCap(t *testing.T, p *part, capArg string) {
+	t.Helper()
+	var l thread.Launch
+	p.BeforeLaunch(context.Background(), &l)
+	want := []string(nil)
+	if capArg != "" {
+		want = []string{"--max-budget-usd", capArg}
+	}
+	if !slices.Equal(l.ExtraArgs, want) {
+		t.Errorf("launch args %q, want %q", l.ExtraArgs, want)
 	}
 }
 

@@ -126,15 +126,7 @@ func TestChannelBudgets(t *testing.T) {
 			if got := errString(err); !strings.HasPrefix(got, tt.refuse) || (tt.refuse == "") != (got == "") {
 				t.Errorf("refusal %q, want %q…", got, tt.refuse)
 			}
-			var l thread.Launch
-			p.BeforeLaunch(ctx, &l)
-			want := []string(nil)
-			if tt.capArg != "" {
-				want = []string{"--max-budget-usd", tt.capArg}
-			}
-			if !slices.Equal(l.ExtraArgs, want) {
-				t.Errorf("launch args %q, want %q", l.ExtraArgs, want)
-			}
+			checkCap(t, p, tt.capArg)
 		})
 	}
 }
