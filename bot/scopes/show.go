@@ -24,18 +24,18 @@ func (p *part) cmdSettings(ctx context.Context, ev adapters.Event, _ []string) {
 		p.t.Tell(ctx, ev.User, "Only those who may use the bot here see its settings.")
 		return
 	}
-	var problem error
-	if r.IsBotAdmin(ev.User.ID) {
-		problem = r.FileProblem()
+	p.t.Reply(ctx, settingsText(r.All(w), p.t.Record().Model, p.t.Record().Mode))
+	// The file's problem may name other channels and their values: told
+	// to the bot admin alone, never in the thread.
+	if problem := r.FileProblem(); problem != nil && r.IsBotAdmin(ev.User.ID) {
+		p.t.Tell(ctx, ev.User, "The settings file on disk is not in use (the last good one is): "+problem.Error())
 	}
-	p.t.Reply(ctx, settingsText(r.All(w), p.t.Record().Model, p.t.Record().Mode, problem))
 }
 
 // settingsText is `settings`: a line per setting, its value and where it
 // comes from; the thread's own model and mode (its `model` and `mode`)
-// over the scopes'; and, for a bot admin, why the settings file on disk
-// is not the one in use.
-func settingsText(values []settings.Value, model, mode string, problem error) string {
+// over the scopes'.
+func settingsText(values []settings.Value, model, mode string) string {
 	lines := []string{"Settings here (the narrowest scope that gives one wins; `set`/`unset` change them):"}
 	for _, v := range values {
 		spec, _ := settings.Lookup(v.Name)
@@ -48,9 +48,6 @@ func settingsText(values []settings.Value, model, mode string, problem error) st
 		default:
 			lines = append(lines, fmt.Sprintf("• %s: %s — %s", v.Name, shown(spec, v.Text), v.Source))
 		}
-	}
-	if problem != nil {
-		lines = append(lines, "The settings file on disk is not in use (the last good one is): "+problem.Error())
 	}
 	return strings.Join(lines, "\n")
 }

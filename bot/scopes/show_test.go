@@ -57,8 +57,9 @@ func TestSettingsShowsHereOnly(t *testing.T) {
 }
 
 // TestSettingsOfTheThread: the thread's own model and mode (its `model`
-// and `mode`) are shown as the thread's; the file's problem is shown to
-// bot admins only; someone who may not use the bot here sees nothing.
+// and `mode`) are shown as the thread's; the file's problem is told to a
+// bot admin alone, never in the thread; someone who may not use the bot
+// here sees nothing.
 func TestSettingsOfTheThread(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHostile(t, "slack", chanA)
@@ -76,7 +77,7 @@ func TestSettingsOfTheThread(t *testing.T) {
 		}
 		h.ft.Said = nil
 		h.run(botAdmin, "settings")
-		if got := strings.Join(h.ft.Said, "\n"); !strings.Contains(got, "The settings file on disk is not in use (the last good one is): line 3: unknown setting \"modle\"") {
+		if got := h.ft.Said[len(h.ft.Said)-1]; got != "@U0BOTADMIN The settings file on disk is not in use (the last good one is): line 3: unknown setting \"modle\"" {
 			t.Errorf("a bot admin is not shown the file's problem:\n%s", got)
 		}
 		h.ft.Said = nil

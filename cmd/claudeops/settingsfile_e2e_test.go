@@ -135,13 +135,14 @@ func (s *settingsBot) inUse(what, content string, refused func(string) bool) {
 
 // shows asks `settings` (the console's operator is a bot admin) and
 // waits for its model line to say model, and then, when problem is set,
-// for the line saying the file on disk is refused, with problem.
+// for the line told to the operator alone saying the file on disk is
+// refused, with problem.
 func (s *settingsBot) shows(model, problem string) {
 	s.t.Helper()
 	s.say("settings")
 	s.expect(`^\[main\] \* • model: ` + regexp.QuoteMeta(model) + `$`)
 	if problem != "" {
-		s.expect(`^\[main\] \* The settings file on disk is not in use \(the last good one is\): .*` + regexp.QuoteMeta(problem))
+		s.expect(`^\[main\] \* \(to operator\) The settings file on disk is not in use \(the last good one is\): .*` + regexp.QuoteMeta(problem))
 	}
 }
 
