@@ -240,3 +240,15 @@ func TestDefaultMayFollowsTheSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestProposalWhereMemoryIsOff: nobody could accept it, so it is not shown.
+func TestProposalWhereMemoryIsOff(t *testing.T) {
+	p, ft := partIn(New(Config{Facts: open(t)}), "C1")
+	var l settings.Layer
+	l.Put(settings.Memory, settings.Value{Text: "off", Source: settings.Source{Scope: settings.Scope{Level: settings.LevelChannel, Key: ft.Key.ChannelKey()}}})
+	ft.Resolver = settings.New(l, ft.Admins)
+	p.Propose(context.Background(), thread.Proposal{Text: "a fact"})
+	if len(ft.Offers) != 0 || len(p.offers) != 0 {
+		t.Errorf("shown: %+v", ft.Offers)
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/settings"
 )
 
 // maxOffers bounds the proposals a thread shows at once: Claude cannot
@@ -27,10 +28,15 @@ var offerChoices = []adapters.Choice{
 }
 
 // Propose implements thread.Proposer: the fact is shown with Remember and
-// Dismiss; nothing is stored.
+// Dismiss; nothing is stored. Where the channel's memory is off, nobody
+// could accept it: it is not shown.
 func (p *part) Propose(ctx context.Context, pr thread.Proposal) {
 	fact := flat(pr.Text)
 	if fact == "" {
+		return
+	}
+	if p.t.Scopes().Get(thread.Where(p.t.Ref()), settings.Memory).Text == "off" {
+		p.t.Log().Info("a proposed fact was dropped: the channel's memory is off")
 		return
 	}
 	if len(p.offers) >= maxOffers {
