@@ -100,6 +100,25 @@ func TestSettingsFileAtStart(t *testing.T) {
 	}
 }
 
+// noSessionEnv is the environment of a bot that runs no session (its CLI
+// answers --version only) with, unless content is "", a settings file
+// holding content at file.
+func noSessionEnv(t *testing.T, content string) (env []string, file string) {
+	t.Helper()
+	dir := t.TempDir()
+	env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
+		"CLAUDEOPS_RUNNER=local"}
+	if content == "" {
+		return env, ""
+	}
+	file = filepath.Join(dir, "settings.yaml")
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return append(env, "CLAUDEOPS_SETTINGS_FILE="+file), file
+}
+
 // settingsBot is a console bot with a settings file and its endpoints.
 type settingsBot struct {
 	*botProc
@@ -109,15 +128,8 @@ type settingsBot struct {
 
 func startSettingsBot(t *testing.T, content string) *settingsBot {
 	t.Helper()
-	dir := t.TempDir()
-	file := filepath.Join(dir, "settings.yaml")
-	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
-		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
-		"CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file}
-	b := startBotProc(t, env)
+	env, file := noSessionEnv(t, content)
+	b := startBotProc(t, append(env, "CLAUDEOPS_HTTP_ADDR=127.0.0.1:0"))
 	return &settingsBot{botProc: b, ops: newOpsView(t, func() string { return strings.Join(b.logLines(), "\n") }), file: file}
 }
 
@@ -232,11 +244,8 @@ func TestSettingsFileReload(t *testing.T) {
 // TestSIGHUPWithoutSettingsFile: without a settings file a SIGHUP is said
 // and ignored: the bot runs on and ends as it would.
 func TestSIGHUPWithoutSettingsFile(t *testing.T) {
-	dir := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
-		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
-		"CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_RUNNER=local"}
-	b := startBotProc(t, env)
+	env, _ := noSessionEnv(t, "")
+	b := startBotProc(t, append(env, "CLAUDEOPS_HTTP_ADDR=127.0.0.1:0"))
 	o := newOpsView(t, func() string { return strings.Join(b.logLines(), "\n") })
 	if d := o.waitReady("ready", func(d readyDoc) bool { return *d.Ready }); d.SettingsFile != nil {
 		t.Errorf("/readyz shows a settings file without one: %+v", *d.SettingsFile)
@@ -258,17 +267,10 @@ func TestSIGHUPWithoutSettingsFile(t *testing.T) {
 // nothing keys a setting by a channel's name.
 func TestSettingsKeepByIDOnSlack(t *testing.T) {
 	fs := fakeslack.Start(t, fakeslack.Options{Strict: true})
-	dir := t.TempDir()
-	file := filepath.Join(dir, "settings.yaml")
 	const general, alice, mention = "C0GENERAL1", "U0ALICE001", "<@U0FAKEBOT1> "
-	if err := os.WriteFile(file, []byte("channels:\n  slack/"+general+":\n    label: \"#general\"\n    model: opus\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
-		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
-		"CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file, "CLAUDEOPS_ALLOWED_USERS=" + alice,
-		"SLACK_API_URL=" + fs.URL + "/api/", "SLACK_BOT_TOKEN=" + fs.Opts.BotToken, "SLACK_APP_TOKEN=" + fs.Opts.AppToken}
-	b := startSlackBot(t, env)
+	env, _ := noSessionEnv(t, "channels:\n  slack/"+general+":\n    label: \"#general\"\n    model: opus\n")
+	b := startSlackBot(t, append(env, "CLAUDEOPS_ALLOWED_USERS="+alice,
+		"SLACK_API_URL="+fs.URL+"/api/", "SLACK_BOT_TOKEN="+fs.Opts.BotToken, "SLACK_APP_TOKEN="+fs.Opts.AppToken))
 	if !fs.WaitConnections(1, 90*time.Second) {
 		t.Fatalf("the bot did not connect; its log:\n%s", b.stderr.String())
 	}

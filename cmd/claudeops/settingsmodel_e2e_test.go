@@ -75,14 +75,7 @@ func TestSettingsFileReachesTheModel(t *testing.T) {
 // log in a file), a refused settings file is said on the terminal too,
 // once per bad content, with its problem and line.
 func TestSettingsFileRefusedAtTerminal(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "settings.yaml")
-	if err := os.WriteFile(file, []byte(goodSettings), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
-		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
-		"CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file}
+	env, file := noSessionEnv(t, goodSettings)
 	o := oneTerminal(t)
 	p := startConsoleTyped(t, env, nil, o.stdout, o.stderr)
 	o.stdout.Close()
