@@ -67,7 +67,8 @@
 //     <NAME>_FILE twin in secrets.go for each secret it reads
 //     (TestEverySecretHasAFileTwin says which is missing).
 //   - extensions.go: the bot's extensions (bot/limits, bot/workspaces,
-//     bot/scheduled, bot/mcpservers, bot/scopes), in the order their hooks
+//     bot/scheduled, bot/mcpservers, bot/runnerimage, bot/scopes,
+//     bot/memory), in the order their hooks
 //     run, handed to the bot in bot.Config.Extensions; workspaces.go: the workspaces'
 //     manager and the channels' bindings; mcpservers.go: the operator's MCP
 //     servers file and plugin directories checked (where their programs
