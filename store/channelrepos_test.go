@@ -2,6 +2,7 @@ package store
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -12,7 +13,8 @@ import (
 func TestChannelReposBecomeSettings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	s, err := open(t.Context(), path, migrations[:len(migrations)-1])
+	i := slices.IndexFunc(migrations, func(m migration) bool { return m.name == "channel repos become settings" })
+	s, err := open(t.Context(), path, migrations[:i])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -372,4 +372,35 @@ INSERT OR IGNORE INTO scope_settings (level, scope_key, name, value, set_by, set
 	SELECT 3, key, 'repo', repo, updated_by, updated_at FROM channels WHERE repo != '';
 UPDATE channels SET repo = '' WHERE repo != '';
 `),
+	// Triggers (issue 30): the delivery ids seen (a replay is a
+	// duplicate), what each trigger's requests came to (a counter per
+	// outcome, bounded whatever is sent), and its runs.
+	sqlMigration("triggers", `
+CREATE TABLE trigger_deliveries (
+	trigger  TEXT NOT NULL,
+	delivery TEXT NOT NULL,
+	at       INTEGER,
+	PRIMARY KEY (trigger, delivery)
+);
+CREATE TABLE trigger_counts (
+	trigger TEXT NOT NULL,
+	outcome TEXT NOT NULL,
+	n       INTEGER NOT NULL DEFAULT 0,
+	last_at INTEGER,
+	PRIMARY KEY (trigger, outcome)
+);
+CREATE TABLE trigger_runs (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	trigger    TEXT NOT NULL,
+	delivery   TEXT NOT NULL DEFAULT '',
+	event      TEXT NOT NULL DEFAULT '',
+	started_at INTEGER,
+	ended_at   INTEGER,
+	status     TEXT NOT NULL DEFAULT 'running',
+	thread_key TEXT NOT NULL DEFAULT '',
+	cost_usd   REAL NOT NULL DEFAULT 0,
+	error      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX trigger_runs_trigger ON trigger_runs (trigger, started_at);
+`),
 }

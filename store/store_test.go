@@ -114,6 +114,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"index received_messages_unsettled",
 		"index threads_last_activity",
 		"index threads_worktree",
+		"index trigger_runs_trigger",
 		"index turns_channel_ended",
 		"index turns_notice_owed",
 		"index turns_running",
@@ -129,6 +130,7 @@ func TestOpenMigratesFromEmpty(t *testing.T) {
 		"table sync_cursors",
 		"table threads",
 		"table tool_lines",
+		"table trigger_counts", "table trigger_deliveries", "table trigger_runs",
 		"table turns",
 	}
 	if got := schemaObjects(t, s.read); !slices.Equal(got, want) {

@@ -70,6 +70,7 @@ var places = []place{
 	{"claudeproc/docker", []string{"claudeproc"}, "a runner is claudeproc's Runner, no more"},
 	{"claudeproc/kubernetes", []string{"claudeproc", "internal/fspath"}, "a runner is claudeproc's Runner, no more"},
 	{"scheduler", []string{"store"}, "runs prompts through its own Runner interface, not the bot's types"},
+	{"triggers", []string{"settings", "store"}, "events start runs through its own Runner interface, not the bot's types"},
 	{"store", nil, "durable records, no business rules"},
 	{"settings", nil, "which value applies where, and why: a leaf that knows channels only by their keys"},
 	{"workspace", []string{"internal/proc"}, "git worktrees; the bot's side is bot/workspaces; its git supervised as the CLI is (internal/proc)"},
