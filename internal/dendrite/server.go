@@ -3,15 +3,10 @@ package dendrite
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +15,7 @@ import (
 	"maunium.net/go/mautrix/synapseadmin"
 
 	"github.com/claudeops/claudeops/internal/testcli"
+	"github.com/claudeops/claudeops/internal/testserver"
 )
 
 // Version is the Dendrite release scripts/dendrite builds.
@@ -88,7 +84,7 @@ func StartWith(t testing.TB, opts Options) *Server {
 	if err := os.WriteFile(cfg, []byte(s.config(key)), 0o600); err != nil {
 		t.Fatalf("dendrite: writing config: %v", err)
 	}
-	addr := freeAddr(t)
+	addr := testserver.FreeAddr(t)
 	s.URL = "http://" + addr
 
 	logPath := filepath.Join(s.dir, "dendrite.log")
@@ -106,10 +102,10 @@ func StartWith(t testing.TB, opts Options) *Server {
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() { stop(t, cmd.Process, exited) })
+	t.Cleanup(func() { testserver.Stop(t, "dendrite", cmd.Process, exited, stopTimeout) })
 
-	if err := waitReady(s.URL, exited); err != nil {
-		t.Fatalf("dendrite: %v\nlast lines of %s:\n%s", err, logPath, tail(logPath, 40))
+	if err := testserver.WaitReady(s.URL+"/_matrix/client/versions", exited, startTimeout); err != nil {
+		t.Fatalf("dendrite: %v\nlast lines of %s:\n%s", err, logPath, testserver.Tail(logPath, 40))
 	}
 	return s
 }
@@ -168,64 +164,6 @@ user_api: {account_database: %s, bcrypt_cost: 4}
 `, s.ServerName, keyPath, filepath.Join(s.dir, "jetstream"), s.secret,
 		db("federationapi"), db("keyserver"), db("mediaapi"), filepath.Join(s.dir, "media"), s.maxUpload,
 		db("mscs"), db("relayapi"), db("roomserver"), db("syncapi"), db("userapi"))
-}
-
-// freeAddr picks a loopback port the kernel considers free. Another process
-// could take it before Dendrite binds; then Dendrite exits and Start fails
-// with its log, which is rare enough not to retry.
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("dendrite: finding a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func waitReady(url string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(startTimeout)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for {
-		resp, err := client.Get(url + "/_matrix/client/versions")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = errors.New(resp.Status)
-		}
-		select {
-		case <-exited:
-			return errors.New("exited before it answered")
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no answer on %s after %v: %w", url, startTimeout, err)
-		}
-	}
-}
-
-// stop ends the process we started, by its PID: politely first, so its
-// SQLite files are closed, then for good.
-func stop(t testing.TB, p *os.Process, exited <-chan struct{}) {
-	_ = p.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		return
-	case <-time.After(stopTimeout):
-	}
-	t.Logf("dendrite (pid %d) ignored SIGTERM for %v; killing it", p.Pid, stopTimeout)
-	_ = p.Kill()
-	<-exited
-}
-
-func tail(path string, lines int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	return strings.Join(all[max(0, len(all)-lines):], "\n")
 }
 
 // Register creates a user through shared-secret registration, then logs in

@@ -81,7 +81,7 @@ var places = []place{
 
 	{"internal/bashoracle", nil, "tests' helper"},
 	{"internal/dbdamage", nil, "tests' helper: SQLite's file format, not the store's code"},
-	{"internal/dendrite", []string{"internal/testcli"}, "tests' helper"},
+	{"internal/dendrite", []string{"internal/testcli", "internal/testserver"}, "tests' helper"},
 	{"internal/fakeanthropic", nil, "tests' helper: a fake made from the real API's shapes, not from our types"},
 	{"internal/fakeslack", nil, "tests' helper: a fake made from Slack's shapes, not from our adapter"},
 	{"internal/kubetest", nil, "tests' helper"},
@@ -91,6 +91,7 @@ var places = []place{
 	{"internal/importrules", nil, "tests only"},
 	{"internal/smallfs", nil, "tests' helper: a real small file system that fills up or turns read-only"},
 	{"internal/testcli", nil, "tests' helper"},
+	{"internal/testserver", nil, "tests' helper: a test server's child process, shared by the harnesses that run one"},
 	{"internal/testmcp", []string{"internal/testmcp/proto"}, "tests' helper: an MCP server of the tests' own (stdio, http), and its marks"},
 	{"internal/testmcp/proto", nil, "the tests' MCP server's protocol"},
 	{"internal/testmcp/cmd/testmcp", []string{"internal/testmcp/proto"}, "the tests' stdio MCP server"},
