@@ -9,7 +9,7 @@ import (
 
 // ownFiles are the bot's own files (its database, the files the platforms
 // keep beside it, the log, the operator's MCP servers file and the secret
-// files it names), its state directory and the directories its
+// files it names, the settings file), its state directory and the directories its
 // runners own (the CLI homes, also where CLAUDEOPS_SANDBOX_HOMES puts them
 // outside the state directory), absolute, each also with its symlinks
 // resolved when that differs: no rule, grant or mode lets a tool call
@@ -35,6 +35,9 @@ func ownFiles(cfg config) []string {
 	}
 	out = append(out, absPath(store.MarkPath(cfg.DB)), logPath(cfg))
 	out = append(out, cfg.mcp.Files()...) // the operator's MCP servers' secrets
+	if cfg.SettingsFile != "" {           // who writes it is a bot admin
+		out = append(out, absPath(cfg.SettingsFile))
+	}
 	for _, p := range out {
 		if r, err := realPath(p); err == nil && r != p && !slices.Contains(out, r) {
 			out = append(out, r)

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/claudeops/claudeops/bot"
 	"github.com/claudeops/claudeops/bot/scopes"
+	"github.com/claudeops/claudeops/internal/fspath"
 	"github.com/claudeops/claudeops/settings"
 	"github.com/claudeops/claudeops/store"
 )
@@ -20,10 +22,18 @@ import (
 const settingsFileVar = "CLAUDEOPS_SETTINGS_FILE"
 
 // loadSettingsFile reads the settings file at start: each of its problems
-// is a configuration problem, with its line; none applies.
+// is a configuration problem, with its line; none applies. The file may
+// not lie where sessions write (it is also one of the bot's own files,
+// ownFiles: the sandbox hides it, no tool call may touch it).
 func (c *config) loadSettingsFile() []problem {
 	if c.SettingsFile == "" {
 		return nil
+	}
+	// Whoever writes it is a bot admin: no session may.
+	for _, dir := range []string{c.Bot.Workdir, c.Workspaces} {
+		if dir != "" && fspath.Within(resolved(c.SettingsFile), resolved(dir)) {
+			return []problem{{name: settingsFileVar, want: fmt.Sprintf("it lies in %s, where sessions write: a session could give itself any setting; keep it apart", dir)}}
+		}
 	}
 	l, sum, err := settings.Load(c.SettingsFile)
 	var ps settings.Problems

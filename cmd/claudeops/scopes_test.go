@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -85,5 +86,41 @@ func TestScopesFromConfiguration(t *testing.T) {
 	}
 	if r.FileProblem() != nil {
 		t.Errorf("a good file at start: problem %v", r.FileProblem())
+	}
+}
+
+// TestSettingsFilePlace: whoever writes the settings file is a bot admin,
+// so it may not lie where sessions write (the working directory, the
+// workspaces: refused at start), and it is one of the bot's own files (the
+// sandbox hides it, no tool call may touch it).
+func TestSettingsFilePlace(t *testing.T) {
+	dir, work, ws := t.TempDir(), t.TempDir(), t.TempDir()
+	base := []string{"HOME=" + dir, "CLAUDEOPS_WORKDIR=" + work, "CLAUDEOPS_STATE_DIR=" + t.TempDir(), "CLAUDEOPS_WORKSPACES=" + ws}
+	for _, tc := range []struct {
+		name, file, want string
+	}{
+		{"apart", filepath.Join(dir, "settings.yaml"), ""},
+		{"in the working directory", filepath.Join(work, "settings.yaml"), "CLAUDEOPS_SETTINGS_FILE=" + filepath.Join(work, "settings.yaml") + ": it lies in " + work + ", where sessions write"},
+		{"in the workspaces", filepath.Join(ws, "repos", "settings.yaml"), "CLAUDEOPS_SETTINGS_FILE=" + filepath.Join(ws, "repos", "settings.yaml") + ": it lies in " + ws + ", where sessions write"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.MkdirAll(filepath.Dir(tc.file), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(tc.file, []byte("bot: {model: opus}\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := loadConfig(append(base, "CLAUDEOPS_SETTINGS_FILE="+tc.file))
+			if tc.want != "" {
+				wantProblemLines(t, err, []string{tc.want})
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected problems:\n%v", err)
+			}
+			if !slices.Contains(ownFiles(c), tc.file) {
+				t.Errorf("%s is not among the bot's own files %v", tc.file, ownFiles(c))
+			}
+		})
 	}
 }
