@@ -43,8 +43,8 @@
 //     it, and the turn resumes the conversation under the new text.
 //  4. Launcher.BeforeLaunch runs right after, just before claude starts:
 //     it may add CLI arguments (a budget cap), MCP servers and plugin
-//     directories (the operator's), and directories for the runner to
-//     show (a worktree's git directory).
+//     directories (the operator's), directories for the runner to show (a
+//     worktree's git directory), and the runner's image (a channel's).
 //
 // While the turn runs:
 //

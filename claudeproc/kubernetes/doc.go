@@ -3,7 +3,9 @@
 // stdin and stdout attached through the Kubernetes API (client-go's
 // remotecommand), so that the protocol engine is the one of every runner.
 //
-// What a Pod gets: the operator's image, the session's working directory
+// What a Pod gets: the operator's image (a channel's where its settings
+// name one, Spec.Image: pulled as the cluster's policy for its tag says,
+// its CLI not version-checked as the operator's is at start), the session's working directory
 // from the work claim (a PersistentVolumeClaim the bot has mounted too, at
 // the same path, by subPath: the Pod sees that directory and nothing else
 // of the claim, and the Spec's Mounts, subPaths of the claim at their own
