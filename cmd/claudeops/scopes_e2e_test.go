@@ -20,14 +20,7 @@ import (
 // at start); a reload of the file changes what `settings` says without a
 // restart.
 func TestSettingsCommandsBuilt(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "settings.yaml")
-	if err := os.WriteFile(file, []byte(goodSettings), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
-		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
-		"CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file}
+	env, file := noSessionEnv(t, goodSettings)
 	q := regexp.QuoteMeta
 
 	b := startBotProc(t, env)
