@@ -28,8 +28,9 @@ type Config struct {
 	Workdir string `env:"CLAUDEOPS_WORKDIR" envDefault:"."`
 	// Runner starts each session's claude (nil: a local child process).
 	Runner claudeproc.Runner `env:"-"`
-	// AllowedUsers may use the bot (ids or globs); Admins may also decide
-	// every approval and change channel settings.
+	// AllowedUsers may use the bot (ids or globs): the users setting at
+	// the bot's scope (ConfigLayer), which a channel's users replace
+	// there. Admins are the bot admins, admins of every channel.
 	AllowedUsers []string `env:"CLAUDEOPS_ALLOWED_USERS"`
 	Admins       []string `env:"CLAUDEOPS_ADMINS"`
 	// ProtectedPaths are the bot's own files and directories (database,
@@ -49,8 +50,9 @@ type Config struct {
 	Now       func() time.Time `env:"-"`
 
 	// MaxThreadsPerUser caps the live plus waiting sessions started by
-	// one user's messages (admins are exempt; scheduled runs are not
-	// counted). 0 takes the default (3); negative means no cap. (The
+	// one user's messages (the quota setting at the bot's scope, which a
+	// channel's quota replaces there; its admins are exempt; scheduled
+	// runs are not counted). 0 takes the default (3); negative means no cap. (The
 	// variable's 0 means no cap: cmd makes it negative.)
 	MaxThreadsPerUser int `env:"CLAUDEOPS_MAX_THREADS_PER_USER" envDefault:"3"`
 
