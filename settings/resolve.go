@@ -253,3 +253,10 @@ func (r *Resolver) LoadChat(l Layer) {
 	r.chat = l
 	r.mu.Unlock()
 }
+
+// fileGives reports whether the settings file in use gives any value.
+func (r *Resolver) fileGives() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.file.values) > 0
+}

@@ -66,9 +66,11 @@ type Watcher struct {
 	Last [32]byte
 	// Settle, when above 0, is how long a changed content must stay the
 	// same before it is read as the file: a file written in place is
-	// read empty or half-written while its writer is at it, and an empty
-	// file is a good one (no settings). A Reload reads at once: whoever
-	// sends it says the file is written.
+	// read empty or half-written while its writer is at it. A look that
+	// finds a file giving no settings where the one in use gives some
+	// refuses it (a truncation would drop every restriction); a Reload
+	// reads at once and applies even that: whoever sends it says the file
+	// is written.
 	Settle time.Duration
 }
 
@@ -102,6 +104,11 @@ func (w *Watcher) Run(ctx context.Context) {
 		if err == nil {
 			if l, err = Parse(data); err != nil {
 				err = fmt.Errorf("settings file %s: %w", w.Path, err)
+			} else if !forced && len(l.values) == 0 && w.Resolver.fileGives() {
+				// A file truncated or half-written would drop every
+				// restriction it gives (a channel's users, its budgets):
+				// taking them all away is said with SIGHUP.
+				err = fmt.Errorf("settings file %s gives no settings now (emptied, or still being written): the last good settings stay; send SIGHUP to apply it as it is", w.Path)
 			}
 		}
 		if err != nil {

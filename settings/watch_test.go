@@ -17,6 +17,7 @@ type watched struct {
 	r        *Resolver
 	refused  chan error
 	applied  chan struct{}
+	reload   chan struct{}
 	refusals atomic.Int32
 }
 
@@ -32,13 +33,13 @@ func watch(t *testing.T, first string, settle time.Duration) *watched {
 // watchAt watches the file at path as it is.
 func watchAt(t *testing.T, path string, settle time.Duration) *watched {
 	t.Helper()
-	w := &watched{t: t, path: path, r: New(Layer{}, nil), refused: make(chan error, 100), applied: make(chan struct{}, 100)}
+	w := &watched{t: t, path: path, r: New(Layer{}, nil), refused: make(chan error, 100), applied: make(chan struct{}, 100), reload: make(chan struct{})}
 	l, sum, err := Load(w.path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.r.SetFile(l)
-	wt := &Watcher{Resolver: w.r, Path: w.path, Interval: 5 * time.Millisecond, Log: discard(), Last: sum, Settle: settle,
+	wt := &Watcher{Resolver: w.r, Path: w.path, Interval: 5 * time.Millisecond, Log: discard(), Last: sum, Settle: settle, Reload: w.reload,
 		Refused: func(err error) { w.refusals.Add(1); w.refused <- err }, Applied: func() { w.applied <- struct{}{} }}
 	go wt.Run(t.Context())
 	return w
@@ -171,5 +172,26 @@ func TestWatcherConfigMapSwap(t *testing.T) {
 	w.wantRefused(`unknown setting "colour"`)
 	if got := w.model(); got != "two" {
 		t.Errorf("model %q after a bad swap, want two", got)
+	}
+}
+
+// TestWatcherEmptiedKeepsRestrictions: a file emptied (truncated, or only
+// its comments left) while the bot runs would take every restriction it
+// gives away — a channel's users fall back to the bot's, wider. A look
+// refuses it; SIGHUP (Reload) applies it, the operator's word.
+func TestWatcherEmptiedKeepsRestrictions(t *testing.T) {
+	w := watch(t, "channels:\n  console/console: {users: [UALICE], model: one}\n", 0)
+	here := Where{Platform: "console", Channel: "console"}
+	for _, emptied := range []string{"", "# nothing here yet\n"} {
+		w.write(emptied)
+		w.wantRefused("gives no settings now")
+		if got := w.r.Get(here, Users).Text; got != "UALICE" {
+			t.Fatalf("users after the file was emptied to %q: %q, want UALICE", emptied, got)
+		}
+	}
+	w.reload <- struct{}{}
+	w.wantApplied()
+	if got := w.r.Get(here, Users); got.Set() {
+		t.Errorf("users after SIGHUP applied the empty file: %+v", got)
 	}
 }
