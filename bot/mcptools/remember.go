@@ -41,5 +41,6 @@ func (s *Server) remember(ctx context.Context, raw json.RawMessage) (string, err
 	if err := s.env.Propose(ctx, fact); err != nil {
 		return "", fmt.Errorf("the proposal could not be shown: %v", err)
 	}
-	return "Proposed to the people of this thread, not stored: it is remembered only if one of them accepts it with the Remember button.", nil
+	return "Proposed to the people of this thread, not stored: it is remembered only if one of them accepts it with the Remember button. " +
+		"(Where the channel's memory is off, or several proposals wait already, it is not shown.)", nil
 }
