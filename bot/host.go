@@ -18,12 +18,12 @@ type host struct{ b *Bot }
 
 var _ thread.Host = host{}
 
-func (h host) Now() time.Time            { return h.b.now() }
-func (h host) Log() *slog.Logger         { return h.b.log }
-func (h host) Store() thread.Reader      { return h.b.store }
-func (h host) IsAdmin(user string) bool  { return h.b.cfg.Scopes.IsBotAdmin(user) }
+func (h host) Now() time.Time             { return h.b.now() }
+func (h host) Log() *slog.Logger          { return h.b.log }
+func (h host) Store() thread.Reader       { return h.b.store }
+func (h host) IsAdmin(user string) bool   { return h.b.cfg.Scopes.IsBotAdmin(user) }
 func (h host) Scopes() *settings.Resolver { return h.b.cfg.Scopes }
-func (h host) Settings() thread.Settings { return h.b.settings() }
+func (h host) Settings() thread.Settings  { return h.b.settings() }
 
 func (b *Bot) settings() thread.Settings {
 	return thread.Settings{Workdir: b.cfg.Workdir, ApprovalTimeout: b.cfg.ApprovalTimeout, StopGrace: b.cfg.StopGrace}
