@@ -1,6 +1,9 @@
 package settings
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // checks are the value checks the bot's parts add (Resolver.Check).
 type checks struct {
@@ -10,10 +13,9 @@ type checks struct {
 
 // Check adds a check of n's values that only the bot's parts can make (an
 // MCP server the servers file lists; an image where the runner has one):
-// CheckChat refuses a value f refuses, saying f's error. The settings
-// file's values are not checked by it (the file is checked as a whole,
-// without the parts): the part that reads the setting skips what it
-// cannot use, logs it and says so. Call it before any chat change.
+// CheckChat refuses a value f refuses, saying f's error, and CheckFile a
+// settings file giving one (the Watcher then keeps the last good file).
+// Call it before any chat change and before the file is watched.
 func (r *Resolver) Check(n Name, f func(value string) error) {
 	r.checks.mu.Lock()
 	defer r.checks.mu.Unlock()
@@ -36,4 +38,19 @@ func (r *Resolver) checkValue(n Name, value string) error {
 		return nil
 	}
 	return f(value)
+}
+
+// CheckFile is what the parts' checks (Check) find wrong in the values of
+// a settings file, each with its line.
+func (r *Resolver) CheckFile(l Layer) Problems {
+	var ps Problems
+	for _, at := range l.values {
+		for n, v := range at {
+			if err := r.checkValue(n, v.Text); err != nil {
+				ps = append(ps, Problem{Line: v.Source.Line, Msg: err.Error()})
+			}
+		}
+	}
+	slices.SortFunc(ps, func(a, b Problem) int { return a.Line - b.Line })
+	return ps
 }

@@ -104,6 +104,8 @@ func (w *Watcher) Run(ctx context.Context) {
 		if err == nil {
 			if l, err = Parse(data); err != nil {
 				err = fmt.Errorf("settings file %s: %w", w.Path, err)
+			} else if ps := w.Resolver.CheckFile(l); len(ps) > 0 {
+				err = fmt.Errorf("settings file %s: %w", w.Path, ps)
 			} else if !forced && len(l.values) == 0 && w.Resolver.fileGives() {
 				// A file truncated or half-written would drop every
 				// restriction it gives (a channel's users, its budgets):

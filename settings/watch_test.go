@@ -195,3 +195,25 @@ func TestWatcherEmptiedKeepsRestrictions(t *testing.T) {
 		t.Errorf("users after SIGHUP applied the empty file: %+v", got)
 	}
 }
+
+// TestWatcherPartsCheck: a file giving a value a part's check refuses is
+// refused whole, with the value's line; the last good stays.
+func TestWatcherPartsCheck(t *testing.T) {
+	w := watch(t, "bot: {model: one}\n", 0)
+	w.r.Check(MCP, func(v string) error {
+		if v != "sentry" {
+			return fmt.Errorf("mcp: no server %q in the servers file", v)
+		}
+		return nil
+	})
+	w.write("bot: {model: two}\nchannels:\n  console/console: {mcp: [nosuch]}\n")
+	w.wantRefused("line 3: mcp: no server \"nosuch\"")
+	if got := w.model(); got != "one" {
+		t.Errorf("model %q after a refused file, want one", got)
+	}
+	w.write("bot: {model: two}\nchannels:\n  console/console: {mcp: [sentry]}\n")
+	w.wantApplied()
+	if got := w.model(); got != "two" {
+		t.Errorf("model %q, want two", got)
+	}
+}

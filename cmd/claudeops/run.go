@@ -208,6 +208,15 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 		return exitFailure
 	}
 	ext.checkSettings(bcfg.Scopes)
+	if ps := bcfg.Scopes.CheckFile(cfg.settingsLayer); len(ps) > 0 {
+		// What only the parts can tell (a server the servers file does
+		// not list, an image where the runner has none): a configuration
+		// problem like the file's others.
+		for _, p := range ps {
+			log.Error("configuration", "var", settingsFileVar, "problem", p.Error())
+		}
+		return exitConfig
+	}
 	a.settings = newSettingsFile(cfg, bcfg.Scopes, log, a.ties)
 	a.b = bot.New(bcfg, a.st)
 	if code := a.addAdapters(ctx, platforms, wiring{cfg: cfg, log: log, st: a.st, b: a.b, stdin: stdin, stdout: a.stdout}); code != exitOK {

@@ -314,3 +314,28 @@ func TestSettingsKeepByIDOnSlack(t *testing.T) {
 	}
 	b.stop(t)
 }
+
+// TestSettingsFilePartsCheck: what only the bot's parts can tell is wrong
+// in a file — an image where the runner has none, an MCP server the
+// servers file does not list — refuses the start too (exit 78, each with
+// its line), as the same values set from chat are refused.
+func TestSettingsFilePartsCheck(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.yaml")
+	content := "bot:\n  model: sonnet\nchannels:\n  console/console:\n    image: evil/runner:latest\n    mcp: [nosuch]\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8", "CLAUDEOPS_WORKDIR=" + t.TempDir(),
+		"CLAUDEOPS_STATE_DIR=" + filepath.Join(dir, "state"), "CLAUDEOPS_CLAUDE_BIN=" + versionOnlyCLI(t, dir, "2.1.330"),
+		"CLAUDEOPS_RUNNER=local", "CLAUDEOPS_SETTINGS_FILE=" + file}
+	code, _, stderr := runOnce(t, os.Args[0], env, nil)
+	if code != 78 {
+		t.Fatalf("exit %d, want 78; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"line 5: ", "line 6: "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not name %q:\n%s", want, stderr)
+		}
+	}
+}
