@@ -36,7 +36,7 @@ var kernelCommands = []thread.Command{
 	{Name: "mode", Who: thread.Starter, Usage: []string{"mode <default|acceptEdits|plan>"}, Help: "switch the permission mode", Max: 1, Run: thread.Bind((*worker).cmdMode)},
 	{Name: "model", Who: thread.Starter, Usage: []string{"model <name>"}, Help: "switch the model (`model default` resets it)", Max: 1, Run: thread.Bind((*worker).cmdModel)},
 	{Name: "cost", Usage: []string{"cost"}, Help: "usage and cost of this thread, and of the channel today", Run: thread.Bind((*worker).cmdCost)},
-	{Name: "cwd", Who: thread.Admins, Usage: []string{"cwd [path]"}, Help: "show, or (admins) set, the channel's working directory", Max: 1, Run: thread.Bind((*worker).cmdCwd)},
+	{Name: "cwd", Who: thread.BotAdmins, Usage: []string{"cwd [path]"}, Help: "show, or (bot admins) set, the channel's working directory", Max: 1, Run: thread.Bind((*worker).cmdCwd)},
 	{Name: "rules", Who: thread.Admins, Usage: []string{"rules | rules add <allow|deny> <Tool>[(<pattern>)] | rules rm <id>"}, Help: "the channel's permission rules (changes: admins)",
 		Max: -1, Valid: validRulesArgs, Reread: rulesArgs, Run: thread.Bind((*worker).cmdRules)},
 }
@@ -256,7 +256,7 @@ func helpText(table []row, own []adapters.Command, admin bool) string {
 	b.WriteString("Commands (a message that starts with any other word is a prompt for Claude):\n")
 	for _, c := range table {
 		usage := strings.Join(c.Usage, "` · `")
-		if c.Who == thread.Admins && !admin {
+		if (c.Who == thread.Admins || c.Who == thread.BotAdmins) && !admin {
 			usage = c.Name
 		}
 		fmt.Fprintf(&b, "• `%s` — %s\n", usage, c.Help)

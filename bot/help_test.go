@@ -52,7 +52,7 @@ func TestHelpComplete(t *testing.T) {
 				t.Errorf("%s: no help", c.Name)
 			}
 			usages := c.Usage
-			if !admin && c.Who == thread.Admins {
+			if !admin && (c.Who == thread.Admins || c.Who == thread.BotAdmins) {
 				usages = []string{c.Name}
 			}
 			for _, u := range usages {

@@ -15,11 +15,12 @@ import (
 // guideWho is what the user's guide says, in its "who" column, of a
 // command of each Access.
 var guideWho = map[thread.Access]string{
-	thread.Anyone:  "anyone",
-	thread.Starter: "changes: the thread's starter and admins",
-	thread.Admins:  "changes: admins",
-	thread.Creator: "changes: the schedule's creator and admins",
-	thread.Author:  "changes: the fact's author and admins",
+	thread.Anyone:    "anyone",
+	thread.Starter:   "changes: the thread's starter and admins",
+	thread.Admins:    "changes: admins",
+	thread.Creator:   "changes: the schedule's creator and admins",
+	thread.Author:    "changes: the fact's author and admins",
+	thread.BotAdmins: "changes: bot admins",
 }
 
 // guideRow is one command as the user's guide documents it: its usages

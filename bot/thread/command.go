@@ -73,4 +73,8 @@ const (
 	// author and admins, unless the channel's settings say otherwise;
 	// the command checks.
 	Author
+	// BotAdmins: the forms that change the channel are for the bot's
+	// admins only, not the channel's (they widen what sessions reach:
+	// a directory, a repository); the command checks.
+	BotAdmins
 )

@@ -18,7 +18,7 @@ import (
 // Commands are the extension's rows of the command table.
 func (e *Extension) Commands() []thread.Command {
 	return []thread.Command{
-		{Name: "repo", Who: thread.Admins, Usage: []string{"repo [<path or clone URL>|none]"}, Help: "show, or (bot admins) bind, the channel's git repository: each thread then works in a worktree on a branch of its own", Max: 1, Run: thread.Bind((*part).cmdRepo), After: "cwd"},
+		{Name: "repo", Who: thread.BotAdmins, Usage: []string{"repo [<path or clone URL>|none]"}, Help: "show, or (bot admins) bind, the channel's git repository: each thread then works in a worktree on a branch of its own", Max: 1, Run: thread.Bind((*part).cmdRepo), After: "cwd"},
 		{Name: "diff", Usage: []string{"diff"}, Help: "the whole change of this thread's branch, as a file", Run: thread.Bind((*part).cmdDiff)},
 		{Name: "commit", Who: thread.Starter, Usage: []string{"commit [message]"}, Help: "commit this thread's worktree to its branch", Line: true, Run: thread.Bind((*part).cmdCommit)},
 		{Name: "push", Who: thread.Starter, Usage: []string{"push"}, Help: "push this thread's branch to the remote", Run: thread.Bind((*part).cmdPush)},
