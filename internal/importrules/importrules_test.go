@@ -82,6 +82,7 @@ var places = []place{
 	{"internal/bashoracle", nil, "tests' helper"},
 	{"internal/dbdamage", nil, "tests' helper: SQLite's file format, not the store's code"},
 	{"internal/dendrite", []string{"internal/testcli", "internal/testserver"}, "tests' helper"},
+	{"internal/giteatest", []string{"internal/testcli", "internal/testserver"}, "tests' helper: a real forge; its oracles read the REST API, not the forge package's SDK"},
 	{"internal/fakeanthropic", nil, "tests' helper: a fake made from the real API's shapes, not from our types"},
 	{"internal/fakeslack", nil, "tests' helper: a fake made from Slack's shapes, not from our adapter"},
 	{"internal/kubetest", nil, "tests' helper"},
