@@ -74,6 +74,7 @@ var places = []place{
 	{"store", nil, "durable records, no business rules"},
 	{"settings", nil, "which value applies where, and why: a leaf that knows channels only by their keys"},
 	{"workspace", []string{"internal/proc"}, "git worktrees; the bot's side is bot/workspaces; its git supervised as the CLI is (internal/proc)"},
+	{"forge", nil, "a leaf: a forge's API through its client library, known to the rest only by its Forge contract"},
 	{"metrics", nil, "the packages tell their own observer interfaces; cmd hands them the metrics"},
 	{"health", []string{"adapters", "claudeproc"}, "sees the bot through small interfaces of its own"},
 	{"internal/fspath", nil, "a production leaf of internal/"},
