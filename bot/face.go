@@ -126,14 +126,18 @@ func (f *face) BeginRun(ctx context.Context, r thread.Run, p thread.Prompt) erro
 	}
 	w.thread.Model, w.thread.Cwd = r.Schedule.Model, r.Schedule.Cwd
 	w.saveThread(ctx)
-	// Where the run is, for the start that settles it should the bot stop
-	// before the run's end is recorded (its cost is its thread's turn).
-	if err := w.store.SetRunThread(ctx, r.Schedule.ID, r.Slot, string(w.key)); err != nil {
-		w.log.Warn("record the thread of a scheduled run", "schedule", r.Schedule.ID, "err", err)
+	header := triggerHeader(r.Trigger)
+	if r.Trigger == "" {
+		// Where the run is, for the start that settles it should the bot
+		// stop before the run's end is recorded (its cost is its thread's
+		// turn).
+		if err := w.store.SetRunThread(ctx, r.Schedule.ID, r.Slot, string(w.key)); err != nil {
+			w.log.Warn("record the thread of a scheduled run", "schedule", r.Schedule.ID, "err", err)
+		}
+		header = scheduleHeader(r.Schedule.ID, r.Schedule.CreatedBy)
 	}
 	w.autoRun = &r
 	var refused *thread.Refused
-	header := scheduleHeader(r.Schedule.ID, r.Schedule.CreatedBy)
 	if err := w.prompt(ctx, promptIn{Prompt: p, header: header}); errors.As(err, &refused) {
 		return err
 	} else if err != nil {

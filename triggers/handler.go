@@ -196,6 +196,8 @@ func (h *Handler) start(id int64, f Fire) {
 		defer cancel()
 		if err := h.rec.EndTriggerRun(ctx, id, end); err != nil {
 			h.log.Error("record a trigger run's end", "trigger", f.Trigger, "err", err)
+			return
 		}
+		h.log.Info("trigger run ended", "trigger", f.Trigger, "status", end.Status, "thread", end.ThreadKey)
 	}()
 }

@@ -18,11 +18,13 @@ import (
 // addOptions, so that help shows every one options reads.
 var scheduleForms = []string{`schedule add "<cron spec>" ` + optionsUsage() + `<prompt>`, "schedule list", "schedule runs|run|pause|resume|rm <id>"}
 
-// Commands are the extension's rows of the command table: `schedule`, last.
+// Commands are the extension's rows of the command table: `schedule`
+// and `triggers`, last.
 func (e *Extension) Commands() []thread.Command {
 	return []thread.Command{
 		{Name: "schedule", Who: thread.Creator, Usage: scheduleForms, Help: "recurring prompts posting into this channel; `add`'s options: " + optionsHelp(),
 			Line: true, Run: thread.Bind((*part).cmdSchedule)},
+		e.triggerCommands(),
 	}
 }
 

@@ -28,6 +28,13 @@
 // CLI answers them next); a process that ends mid-run (Exiter) fails the
 // run. People can reply in the thread afterwards.
 //
+// A trigger's event (package triggers, connected by cmd) runs the same
+// way (RunTriggered): a new thread, the channel's settings at run time,
+// on behalf of "trigger:<name>", nobody in the chat; its run is never
+// parked (its sender is nobody to ask) and its prompt's first line names
+// the trigger. `triggers` and `triggers runs <name>` show a channel's
+// triggers and their runs (Triggers, connected by cmd).
+//
 // `schedule add|list|runs|run|pause|resume|rm` manage schedules through
 // the scheduler (Scheduling, connected by cmd); a schedule is changed by
 // its creator or an admin, and CLAUDEOPS_MAX_SCHEDULES_PER_USER caps what
@@ -40,5 +47,6 @@
 // the Extension and RunScheduled. part.go: a run in its thread (begun,
 // ended, failed) and the unattended policy. parked.go: the park policy (a
 // deadline, the creator notified, denied at it). commands.go: the
-// `schedule` commands and the per-user cap.
+// `schedule` commands and the per-user cap. triggers.go: the `triggers`
+// commands.
 package scheduled

@@ -20,7 +20,7 @@ import (
 
 // parked: a request asked now is a parked scheduled request.
 func (p *part) parked() bool {
-	return p.run != nil && p.run.schedule.ApprovalPolicy == "park"
+	return p.run != nil && p.run.what.Schedule.ApprovalPolicy == "park"
 }
 
 // parkedDeadline is when a parked request asked now is denied.
@@ -38,7 +38,7 @@ func (p *part) Asked(ctx context.Context, a thread.Asked) {
 	if !p.parked() {
 		return
 	}
-	s := p.run.schedule
+	s := p.run.what.Schedule
 	what := "your decision on"
 	if a.Question {
 		what = "your answer to"
@@ -68,7 +68,7 @@ func (p *part) Expired(ctx context.Context, e *thread.Expiry) {
 	if !p.parked() {
 		return
 	}
-	id := p.run.schedule.ID
+	id := p.run.what.Schedule.ID
 	e.Tell = fmt.Sprintf("Nobody decided this in time (scheduled run of #%d): it was denied. Go on without it.", id)
 	e.Outcome = "Expired: nobody decided in time; denied."
 	p.t.Audit(ctx, "scheduler", "deny", e.Tool, "parked request expired", true)

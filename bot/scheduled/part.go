@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/store"
 )
@@ -36,13 +35,11 @@ func (p *part) Receive(ctx context.Context, msg any) {
 	}
 }
 
-// start begins a scheduled run in this (new) thread.
+// start begins an unattended run in this (new) thread.
 func (p *part) start(ctx context.Context, r *run) {
-	s := r.schedule
 	p.run = r
-	pr := thread.Prompt{Text: s.Prompt, User: adapters.User{ID: s.CreatedBy}, Auto: "scheduler"}
 	var refused *thread.Refused
-	switch err := p.t.BeginRun(ctx, thread.Run{Schedule: s, Slot: r.slot}, pr); {
+	switch err := p.t.BeginRun(ctx, r.what, r.prompt); {
 	case errors.As(err, &refused):
 		p.finish(outcome{err: errors.New("not run: " + refused.Why)})
 	case err != nil:
@@ -102,11 +99,17 @@ func (p *part) BeforeAsk(ctx context.Context, a *thread.Ask) {
 	if p.run == nil {
 		return
 	}
-	if !p.parked() {
-		a.Deny = fmt.Sprintf("This is an unattended scheduled run (schedule %d): only the channel's allow rules apply, and %s is not allowed by any. Ask an admin to add a rule (rules add allow %s(…)) or to set the schedule to park requests.", p.run.schedule.ID, a.Tool, a.Tool)
-		p.t.Audit(ctx, "scheduler", "deny", a.Tool, "unattended run", true)
-		p.t.Notice(ctx, fmt.Sprintf("%s was denied: unattended scheduled run, and no allow rule covers it.", a.Tool), false)
+	w := p.run.what
+	if w.Trigger == "" && p.parked() {
+		// A trigger's run is never parked: its sender is nobody to ask.
+		a.Deadline = p.parkedDeadline()
 		return
 	}
-	a.Deadline = p.parkedDeadline()
+	what, short, actor, hint := fmt.Sprintf("scheduled run (schedule %d)", w.Schedule.ID), "scheduled run", "scheduler", " or to set the schedule to park requests"
+	if w.Trigger != "" {
+		what, short, actor, hint = "run started by the trigger "+w.Trigger+" (an outside event)", "run of the trigger "+w.Trigger, "trigger", ""
+	}
+	a.Deny = fmt.Sprintf("This is an unattended %s: only the channel's allow rules apply, and %s is not allowed by any. Ask an admin to add a rule (rules add allow %s(…))%s.", what, a.Tool, a.Tool, hint)
+	p.t.Audit(ctx, actor, "deny", a.Tool, "unattended run", true)
+	p.t.Notice(ctx, fmt.Sprintf("%s was denied: unattended %s, and no allow rule covers it.", a.Tool, short), false)
 }

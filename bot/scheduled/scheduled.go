@@ -22,6 +22,8 @@ type Config struct {
 	// extension, connected by cmd): a schedule's --push needs one. nil:
 	// none is.
 	Repos Repos `env:"-"`
+	// Triggers are what `triggers` shows (cmd connects them). nil: none.
+	Triggers Triggers `env:"-"`
 }
 
 // Repos says which repository a channel is bound to ("" for none).
@@ -84,11 +86,12 @@ func (e *Extension) scheduling() Scheduling {
 	return e.sched
 }
 
-// run is a scheduled run on its way through a thread: its schedule, and
-// where the thread's part reports the end of the run's turn.
+// run is an unattended run on its way through a thread: what it is (a
+// schedule's slot, or a trigger's event), and where the thread's part
+// reports the end of the run's turn.
 type run struct {
-	schedule store.Schedule
-	slot     time.Time
+	what   thread.Run
+	prompt thread.Prompt
 	// deadline is when the run's time is up (zero: no deadline); a parked
 	// request is denied by then at the latest.
 	deadline time.Time
@@ -115,18 +118,51 @@ type (
 // cost, tokens, turns, branch, commit): it is the scheduler's Runner.
 func (e *Extension) RunScheduled(ctx context.Context, s store.Schedule, slot time.Time) (store.ScheduleRun, error) {
 	head := fmt.Sprintf("⏰ Scheduled run of #%d (`%s`, slot %s): %s", s.ID, s.Spec, slot.UTC().Format(time.RFC3339), s.Prompt)
-	ref, err := e.host.OpenThread(ctx, s.Platform, s.Channel, adapters.Message{Kind: adapters.KindNotice, Text: head})
+	r := &run{
+		what:   thread.Run{Schedule: s, Slot: slot},
+		prompt: thread.Prompt{Text: s.Prompt, User: adapters.User{ID: s.CreatedBy}, Auto: "scheduler"},
+	}
+	return e.runIn(ctx, fmt.Sprintf("schedule %d", s.ID), adapters.Message{Kind: adapters.KindNotice, Text: head}, r)
+}
+
+// Triggered is an event's run (package triggers, connected by cmd): where,
+// the thread's first message, and Claude's prompt.
+type Triggered struct {
+	Trigger           string
+	Platform, Channel string
+	Head, Prompt      string
+}
+
+// RunTriggered runs a trigger's event as a scheduled run is run (a new
+// thread in its channel, the channel's settings at run time, the
+// unattended policy: nobody is asked), on behalf of "trigger:<name>",
+// nobody in the chat, so that the event's sender decides no approval.
+func (e *Extension) RunTriggered(ctx context.Context, t Triggered) (store.ScheduleRun, error) {
+	by := "trigger:" + t.Trigger
+	r := &run{
+		what:   thread.Run{Trigger: t.Trigger, Schedule: store.Schedule{Platform: t.Platform, Channel: t.Channel, Prompt: t.Prompt, CreatedBy: by}},
+		prompt: thread.Prompt{Text: t.Prompt, User: adapters.User{ID: by}, Auto: "trigger"},
+	}
+	return e.runIn(ctx, "trigger "+t.Trigger, adapters.Message{Kind: adapters.KindNotice, Text: t.Head}, r)
+}
+
+// runIn opens a thread in r's channel with head, posts r to it, and waits
+// for the end of its turn or of ctx (the turn is then stopped); what names
+// the run in its errors.
+func (e *Extension) runIn(ctx context.Context, what string, head adapters.Message, r *run) (store.ScheduleRun, error) {
+	s := r.what.Schedule
+	ref, err := e.host.OpenThread(ctx, s.Platform, s.Channel, head)
 	if err != nil {
 		if errors.Is(err, thread.ErrNoOpener) {
-			return store.ScheduleRun{}, fmt.Errorf("schedule %d: %w (%s)", s.ID, err, s.Platform)
+			return store.ScheduleRun{}, fmt.Errorf("%s: %w (%s)", what, err, s.Platform)
 		}
-		return store.ScheduleRun{}, fmt.Errorf("schedule %d: open thread: %w", s.ID, err)
+		return store.ScheduleRun{}, fmt.Errorf("%s: open thread: %w", what, err)
 	}
 	key := ref.Key()
-	r := &run{schedule: s, slot: slot, done: make(chan outcome, 1)}
+	r.done = make(chan outcome, 1)
 	r.deadline, _ = ctx.Deadline()
 	if !e.host.PostTo(key, startRun{r}) {
-		return store.ScheduleRun{ThreadKey: string(key)}, fmt.Errorf("schedule %d: the bot is busy or shutting down", s.ID)
+		return store.ScheduleRun{ThreadKey: string(key)}, fmt.Errorf("%s: the bot is busy or shutting down", what)
 	}
 	select {
 	case out := <-r.done:

@@ -160,7 +160,7 @@ func TestUnattendedAndParked(t *testing.T) {
 				e := New(Config{})
 				e.Init(ft)
 				p := e.Attach(ft).(*part)
-				r := &run{schedule: store.Schedule{ID: 7, CreatedBy: "bob", ApprovalPolicy: tt.policy}, done: make(chan outcome, 1)}
+				r := &run{what: thread.Run{Schedule: store.Schedule{ID: 7, CreatedBy: "bob", ApprovalPolicy: tt.policy}}, done: make(chan outcome, 1)}
 				if tt.runEnd > 0 {
 					r.deadline = time.Now().Add(tt.runEnd)
 				}
@@ -244,4 +244,25 @@ func TestAddOptionsInHelp(t *testing.T) {
 			t.Errorf("options(%q) = %q, %v, %+v", in, prompt, err, s)
 		}
 	}
+}
+
+// TestTriggerRunAsksNobody: a trigger's run is unattended whatever its
+// event says: a request no allow rule settles is denied, audited as the
+// trigger's, and told; nobody is notified.
+func TestTriggerRunAsksNobody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ft := threadtest.New("run-1", "trigger:alert")
+		e := New(Config{})
+		e.Init(ft)
+		p := e.Attach(ft).(*part)
+		p.run = &run{what: thread.Run{Trigger: "alert", Schedule: store.Schedule{CreatedBy: "trigger:alert", ApprovalPolicy: "park"}}, done: make(chan outcome, 1)}
+		a := &thread.Ask{Tool: "Bash"}
+		p.BeforeAsk(context.Background(), a)
+		if want := "This is an unattended run started by the trigger alert (an outside event)"; !strings.HasPrefix(a.Deny, want) {
+			t.Errorf("deny %q, want %q…", a.Deny, want)
+		}
+		if want := []string{"Bash was denied: unattended run of the trigger alert, and no allow rule covers it."}; !slices.Equal(ft.Said, want) {
+			t.Errorf("said %q, want %q", ft.Said, want)
+		}
+	})
 }

@@ -181,11 +181,17 @@ func (s State) Busy() bool { return s.Turn != 0 || s.Queued > 0 || s.Tools || s.
 // Quiet: not busy, and nothing waits in the mailbox.
 func (s State) Quiet() bool { return !s.Busy() && s.Inputs == 0 }
 
-// Run is an unattended run of a stored prompt (a scheduled run), as the
-// extension that began it describes it to the others.
+// Run is an unattended run of a stored prompt (a scheduled run), or of
+// an event (a trigger's run), as the extension that began it describes it
+// to the others.
 type Run struct {
 	Schedule store.Schedule
 	Slot     time.Time
+	// Trigger names the trigger whose event started the run ("" for a
+	// scheduled run). Its Schedule is then not stored (ID 0) and holds
+	// the run's channel, prompt and starter ("trigger:<name>", nobody in
+	// the chat) only.
+	Trigger string
 }
 
 // Workspace is a thread's git worktree: the repository, the worktree's

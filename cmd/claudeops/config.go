@@ -10,6 +10,7 @@ import (
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/scheduler"
 	"github.com/claudeops/claudeops/settings"
+	"github.com/claudeops/claudeops/triggers"
 )
 
 // config is the process-wide configuration. Names are a contract,
@@ -52,6 +53,10 @@ type config struct {
 	SettingsFile  string `env:"CLAUDEOPS_SETTINGS_FILE"`
 	settingsLayer settings.Layer
 	settingsSum   [32]byte
+	// TriggersFile is the triggers file (triggers.go); triggers what it
+	// held, checked.
+	TriggersFile string `env:"CLAUDEOPS_TRIGGERS_FILE"`
+	triggers     []triggers.Trigger
 	// mcp is the operator's MCP servers and plugin directories, checked
 	// (mcpservers.go).
 	mcp *mcpservers.Catalog
@@ -83,6 +88,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, c.placeWorkspaces(m)...)
 	bad = append(bad, c.mcpChecks()...)
 	bad = append(bad, c.loadSettingsFile()...)
+	bad = append(bad, c.loadTriggersFile()...)
 	bad = append(bad, keepUnfailed(c.Runner.check(c.host(nil)), failed)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}

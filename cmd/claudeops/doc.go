@@ -87,7 +87,11 @@
 //     and said (the log, /readyz, the console's terminal).
 //   - healthwire.go: /healthz and /readyz (package health), handed the
 //     built parts; metrics.go: /metrics, the metrics handed to the parts'
-//     observers.
+//     observers; httpserve.go: the HTTP listener's mux and serving.
+//   - triggers.go: the triggers file (CLAUDEOPS_TRIGGERS_FILE, package
+//     triggers) checked, its endpoint on the HTTP listener, its runs handed
+//     to the schedules extension (RunTriggered) and stopped with the
+//     scheduler's stage; what `triggers` shows.
 //
 // Subcommands: backup.go (`claudeops backup`, SQLite's online backup),
 // restore.go (`claudeops restore`, a checked backup put in place, the old

@@ -58,6 +58,9 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 	ws := workspaces.New(wc)
 	sc := cfg.Extensions.Schedules
 	sc.Repos = ws // a schedule's --push needs its channel bound to a repository
+	if len(cfg.triggers) > 0 {
+		sc.Triggers = triggerShow{ts: cfg.triggers, st: st}
+	}
 	return extensions{
 		limits:     limits.New(cfg.Extensions.Limits),
 		workspaces: ws,

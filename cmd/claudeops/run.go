@@ -143,6 +143,7 @@ type app struct {
 	ties     settingsTies     // SIGHUP, the operator's terminal
 	met      *metrics.Metrics // what /metrics shows (metrics.go)
 	settings *settingsFile    // the settings file, watched (settingsfile.go)
+	triggers *triggerRuns     // the triggers' runs (triggers.go); nil without a triggers file
 }
 
 // buildApp opens the store and builds the bot, its adapters, the scheduler
@@ -238,7 +239,7 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 	if cfg.HTTPAddr != "" {
 		a.health = a.newHealth(cfg, runner)
 		a.health.SeedCLI(startCLI) // the image's CLI was just checked: no second probe
-		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.adapters, a.health, a.met.Handler()); err != nil {
+		if a.srv, a.ln, err = newHTTP(cfg.HTTPAddr, a.adapters, a.health, a.met.Handler(), a.newTriggers(ctx, cfg, ext)); err != nil {
 			log.Error("listen", "addr", cfg.HTTPAddr, "err", err)
 			return exitFailure
 		}
@@ -346,6 +347,9 @@ func (a *app) run(ctx context.Context) int {
 	intake, sched, sessions := newStage(ctx, "intake"), newStage(ctx, "scheduler"), newStage(ctx, "sessions")
 	sessions.spawn(g, "sessions", func(ctx context.Context) error { return runGrace(ctx, a.b.Run, sessionsGrace) })
 	sched.spawn(g, "scheduler", a.sch.Run)
+	if a.triggers != nil {
+		sched.spawn(g, "triggers", a.triggers.run)
+	}
 	intake.spawn(g, "settings file", a.settings.run)
 	for _, ad := range a.adapters {
 		intake.spawn(g, ad.Name()+" adapter", func(ctx context.Context) error { return ad.Run(ctx, a.b.Deliver) })
@@ -450,53 +454,4 @@ func runGrace(ctx context.Context, fn func(context.Context) error, grace time.Du
 	case <-t.C:
 		return fmt.Errorf("%w (%s)", errNotStopped, grace)
 	}
-}
-
-// httpReceiver is an adapter that also takes its platform's deliveries
-// over HTTP (Slack's Events API): at /<name>/events, on a server it
-// configures (its limits for slow or idle clients).
-type httpReceiver interface {
-	HTTPHandler() http.Handler
-	ConfigureServer(srv *http.Server)
-}
-
-// newHTTP makes the server for the adapters' HTTP deliveries and the
-// operational endpoints (/healthz, /readyz, /metrics), listening on addr.
-func newHTTP(addr string, ads []adapters.Adapter, h *health.Health, metricsH http.Handler) (*http.Server, net.Listener, error) {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", metricsH)
-	for _, ad := range ads {
-		if r, ok := ad.(httpReceiver); ok {
-			mux.Handle("POST /"+ad.Name()+"/events", r.HTTPHandler())
-		}
-	}
-	h.Register(mux)
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	for _, ad := range ads {
-		if r, ok := ad.(httpReceiver); ok {
-			r.ConfigureServer(srv)
-		}
-	}
-	return srv, ln, nil
-}
-
-// serveHTTP serves until ctx ends, then lets requests in flight finish
-// (for at most 5 s).
-func (a *app) serveHTTP(ctx context.Context) error {
-	a.log.Info("http listening", "addr", a.ln.Addr().String())
-	served := make(chan error, 1)
-	go func() { served <- a.srv.Serve(a.ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = a.srv.Shutdown(sctx)
-	return nil
 }

@@ -36,19 +36,25 @@ func (c *config) loadSettingsFile() []problem {
 		}
 	}
 	l, sum, err := settings.Load(c.SettingsFile)
-	var ps settings.Problems
-	switch {
-	case err == nil:
-		c.settingsLayer, c.settingsSum = l, sum
-		return nil
-	case errors.As(err, &ps):
-		out := make([]problem, len(ps))
-		for i, p := range ps {
-			out[i] = problem{name: settingsFileVar, want: p.Error()}
-		}
-		return out
+	if err != nil {
+		return fileProblems(settingsFileVar, err)
 	}
-	return []problem{{name: settingsFileVar, want: err.Error()}}
+	c.settingsLayer, c.settingsSum = l, sum
+	return nil
+}
+
+// fileProblems are a file's problems (settings.Problems: each with its
+// line) as the configuration's, under the variable naming the file.
+func fileProblems(name string, err error) []problem {
+	var ps settings.Problems
+	if !errors.As(err, &ps) {
+		return []problem{{name: name, want: err.Error()}}
+	}
+	out := make([]problem, len(ps))
+	for i, p := range ps {
+		out[i] = problem{name: name, want: p.Error()}
+	}
+	return out
 }
 
 // newScopes builds the resolver the bot and its extensions ask: b is the

@@ -36,7 +36,7 @@ const extensionWhy = "an extension sees a thread only through the face (bot/thre
 
 // places: every package of the module, by path below it.
 var places = []place{
-	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/memory", "bot/runnerimage", "bot/scheduled", "bot/scopes", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "workspace"},
+	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/memory", "bot/runnerimage", "bot/scheduled", "bot/scopes", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "triggers", "workspace"},
 		"the composition root wires every part; it imports no test helper"},
 
 	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "settings", "store"},

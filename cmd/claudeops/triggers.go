@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/claudeops/claudeops/bot/scheduled"
+	"github.com/claudeops/claudeops/store"
+	"github.com/claudeops/claudeops/triggers"
+)
+
+const triggersFileVar = "CLAUDEOPS_TRIGGERS_FILE"
+
+// loadTriggersFile reads and checks the triggers file (package triggers):
+// every problem with its line. Its endpoints are on the HTTP listener.
+func (c *config) loadTriggersFile() []problem {
+	if c.TriggersFile == "" {
+		return nil
+	}
+	if c.HTTPAddr == "" {
+		return []problem{{name: triggersFileVar, want: "its endpoints are on the HTTP listener: set CLAUDEOPS_HTTP_ADDR too"}}
+	}
+	data, err := os.ReadFile(c.TriggersFile)
+	if err != nil {
+		return []problem{{name: triggersFileVar, want: fmt.Sprintf("read it: %v", err)}}
+	}
+	ts, err := triggers.Parse(data, readTriggerSecret)
+	if err != nil {
+		return fileProblems(triggersFileVar, err)
+	}
+	c.triggers = ts
+	return nil
+}
+
+// readTriggerSecret reads a trigger's secret_file; its content is never
+// said.
+func readTriggerSecret(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil, fmt.Errorf("the file %s is empty", path)
+	}
+	return b, nil
+}
+
+// triggerRuns is the triggers' endpoint and the runs it started, stopped
+// with the scheduler's stage.
+type triggerRuns struct {
+	h    *triggers.Handler
+	stop context.CancelFunc
+}
+
+// newTriggers makes the endpoint of cfg's triggers (nil without any): an
+// accepted event runs as the schedules extension runs a scheduled run.
+// Runs a stopped bot left running are settled first.
+func (a *app) newTriggers(ctx context.Context, cfg config, ext extensions) *triggers.Handler {
+	if len(cfg.triggers) == 0 {
+		return nil
+	}
+	if err := a.st.SettleTriggerRuns(ctx, time.Now()); err != nil {
+		a.log.Warn("settle trigger runs", "err", err)
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h := triggers.New(rctx, triggers.Config{
+		Triggers: cfg.triggers, Records: a.st, Log: a.log,
+		Runner: triggerRunner{s: ext.schedules, timeout: cfg.Scheduler.Timeout},
+	})
+	a.triggers = &triggerRuns{h: h, stop: cancel}
+	return h
+}
+
+// run waits for its stage to stop, then stops the runs under way.
+func (t *triggerRuns) run(ctx context.Context) error {
+	<-ctx.Done()
+	t.stop()
+	t.h.Wait()
+	return nil
+}
+
+// triggerRunner runs an event through the schedules extension, within a
+// scheduled run's time (CLAUDEOPS_SCHEDULE_TIMEOUT).
+type triggerRunner struct {
+	s       *scheduled.Extension
+	timeout time.Duration
+}
+
+func (r triggerRunner) RunTrigger(ctx context.Context, f triggers.Fire) (triggers.Ran, error) {
+	if r.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
+	res, err := r.s.RunTriggered(ctx, scheduled.Triggered{
+		Trigger: f.Trigger, Platform: f.Platform, Channel: f.Channel, Head: f.Head, Prompt: f.Prompt,
+	})
+	return triggers.Ran{ThreadKey: res.ThreadKey, CostUSD: res.CostUSD}, err
+}
+
+// triggerShow is what `triggers` shows: the file's triggers and the
+// store's counts and runs.
+type triggerShow struct {
+	ts []triggers.Trigger
+	st *store.Store
+}
+
+func (s triggerShow) In(ctx context.Context, platform, channel string) ([]scheduled.TriggerState, error) {
+	counts, err := s.st.TriggerCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []scheduled.TriggerState
+	for _, t := range s.ts {
+		if t.Platform != platform || t.Channel != channel {
+			continue
+		}
+		st := scheduled.TriggerState{Name: t.Name, Kind: t.Kind, PerHour: t.PerHour}
+		for _, c := range counts {
+			if c.Trigger == t.Name {
+				st.Counts = append(st.Counts, c)
+			}
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (s triggerShow) Runs(ctx context.Context, name string, limit int) ([]store.TriggerRun, error) {
+	return s.st.TriggerRuns(ctx, name, limit)
+}
