@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,50 @@ func TestGiteaErrors(t *testing.T) {
 				t.Fatalf("the token is in the error: %v", err)
 			}
 		})
+	}
+}
+
+// racer is a transport that, before the first request opening a pull
+// request goes out, opens one from the same branch itself: someone else
+// opening it between OpenOrUpdatePR's look and its open.
+type racer struct {
+	t    *testing.T
+	s    *giteatest.Server
+	repo giteatest.Repo
+	head string
+	done bool
+}
+
+func (r *racer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/pulls") && !r.done {
+		r.done = true
+		r.s.API(r.t, "POST", "/repos/"+r.repo.FullName()+"/pulls",
+			map[string]string{"head": r.head, "base": "main", "title": "opened by someone else"}, nil)
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestGiteaOpenRace: a pull request from the branch opened by someone else
+// after the look for one (Gitea answers 409 to the open) is updated, not
+// doubled.
+func TestGiteaOpenRace(t *testing.T) {
+	t.Parallel()
+	s := giteatest.Start(t)
+	repo := s.CreateRepo(t, "api")
+	pushBranch(t, s, repo, filepath.Join(t.TempDir(), "w"), "claudeops/raced")
+	rt := &racer{t: t, s: s, repo: repo, head: "claudeops/raced"}
+	g, err := forge.NewGitea(forge.GiteaConfig{URL: s.URL, Token: forge.NewToken(s.Token), HTTP: &http.Client{Transport: rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pr, err := g.OpenOrUpdatePR(ctx, forge.Repo{Owner: repo.Owner, Name: repo.Name}, "claudeops/raced", "main", "Ours", "body", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs := s.PullRequests(t, repo)
+	if !rt.done || len(prs) != 1 || prs[0].Number != pr.Number || prs[0].Title != "Ours" {
+		t.Fatalf("raced: %v; returned %+v; Gitea's: %+v", rt.done, pr, prs)
 	}
 }
