@@ -5,7 +5,9 @@
 // repositories and SQLite database in a temporary directory, so tests may
 // run in parallel. Gitea refuses to run as root: under root the server
 // runs as a system user (claudeops-test, made with useradd when missing)
-// that owns that directory. An admin user and its API token are made at
+// that owns that directory; a binary that user cannot reach (a cache
+// under /root) is staged once in the temporary directory (hard-linked
+// where it can be), named by its size and time, and reused from there. An admin user and its API token are made at
 // start; Gitea may deliver webhooks to loopback addresses.
 //
 // The oracles (PullRequests, Comments) read Gitea's REST API with plain

@@ -48,6 +48,9 @@ func Start(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("gitea: %v", err)
 	}
+	if bin, options, err = acct.reachable(bin, options); err != nil {
+		t.Fatalf("gitea: %s cannot reach the binary: %v", acct.name, err)
+	}
 	s := &Server{Admin: "claudeops-admin", Password: rand.Text(), bin: bin, acct: acct}
 	s.dir = workDir(t, acct, options)
 	s.logPath = filepath.Join(s.dir, "gitea.log")
