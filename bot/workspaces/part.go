@@ -114,9 +114,15 @@ func (p *part) gitRefused(ctx context.Context, op string, err error, tell bool) 
 }
 
 // branchName is the short name of the thread's branch: the schedule and
-// slot for a scheduled run, else the thread's own id, made short.
+// slot for a scheduled run, the trigger and the thread for a trigger's
+// (its runs have no slot: each its own branch), else the thread's own id,
+// made short.
 func (p *part) branchName() string {
-	if r, ok := p.t.Run(); ok {
+	r, ok := p.t.Run()
+	switch {
+	case ok && r.Trigger != "":
+		return "trigger-" + r.Trigger + "-" + shortThreadName(p.t.Ref().Thread)
+	case ok:
 		return fmt.Sprintf("schedule-%d-%s", r.Schedule.ID, r.Slot.UTC().Format("20060102-1504"))
 	}
 	return "thread-" + shortThreadName(p.t.Ref().Thread)

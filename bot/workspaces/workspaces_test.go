@@ -133,6 +133,8 @@ func TestPrepare(t *testing.T) {
 			said: "Working on branch `claudeops/thread-main-"},
 		{name: "a scheduled run's", run: &thread.Run{Schedule: store.Schedule{ID: 7}, Slot: time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)},
 			calls: []string{"create schedule-7-20261123-0200", "snapshot"}, said: "Working on branch `claudeops/schedule-7-20261123-0200` of `/srv/api.git` (from 0123456789)."},
+		{name: "a trigger's run, a branch of its thread's", run: &thread.Run{Trigger: "alert"},
+			calls: []string{"create trigger-alert-main-", "snapshot"}, said: "Working on branch `claudeops/trigger-alert-main-"},
 		{name: "a worktree gone takes a fresh conversation", session: "s1", worktree: "gone",
 			calls: []string{"create thread-main-", "snapshot"}, said: "This thread's earlier worktree is gone, so Claude starts a fresh conversation here (the earlier branch `b` was kept"},
 		{name: "a worktree there is kept", session: "s1", worktree: "there", calls: []string{"snapshot"}},
