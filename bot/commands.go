@@ -77,15 +77,23 @@ func findCommand(table []row, text string) (*row, []string) {
 	fields := strings.Fields(text)
 	for i := range table {
 		c := &table[i]
-		if c.Line {
-			if rest, ok := cutWord(text, c.Name); ok {
-				return c, []string{rest}
+		var args []string
+		switch {
+		case c.Line:
+			rest, ok := cutWord(text, c.Name)
+			if !ok {
+				continue
 			}
+			args = []string{rest}
+		case len(fields) > 0 && strings.ToLower(fields[0]) == c.Name:
+			args = fields[1:]
+		default:
 			continue
 		}
-		if len(fields) > 0 && strings.ToLower(fields[0]) == c.Name {
-			return c, fields[1:]
+		if c.Claims != nil && !c.Claims(args) {
+			continue // a sentence that begins with the word: Claude's
 		}
+		return c, args
 	}
 	return nil, nil
 }

@@ -98,3 +98,44 @@ func TestConsoleCommands(t *testing.T) {
 		t.Errorf("thread after new: %+v %v %v", th, ok, err)
 	}
 }
+
+// TestSentencesAreNotCommands: a prompt that begins with a word the
+// table also has ("set up CI") goes to Claude; the command's own forms
+// stay commands.
+func TestSentencesAreNotCommands(t *testing.T) {
+	table := commandTable((&testConfig{}).bot(nil).Extensions)
+	for _, c := range []struct {
+		text string
+		want string // the command's name, "" for a prompt
+	}{
+		{"set up CI for the api repository", ""},
+		{"Set the timeout to 30s in config.go", ""},
+		{"settings for the linter are wrong, fix them", ""},
+		{"unset the GOFLAGS variable in the Makefile", ""},
+		{"forget the old API, use v2", ""},
+		{"memory leak in the parser: find it", ""},
+		{"set model opus", "set"},
+		{"set --bot model opus", "set"},
+		{"set Instructions always run make lint", "set"},
+		{"set budget.thread 2", "set"},
+		{"set slack/C0OTHER001 instructions leak", "set"},
+		{"set budget.week 2", "set"},
+		{"set", "set"},
+		{"unset model", "unset"},
+		{"settings", "settings"},
+		{"memory", "memory"},
+		{"memory dismiss", "memory"},
+		{"forget 2", "forget"},
+		{"forget", "forget"},
+		{"remember the ledger is frozen on Fridays", "remember"},
+	} {
+		r, _ := findCommand(table, c.text)
+		got := ""
+		if r != nil {
+			got = r.Name
+		}
+		if got != c.want {
+			t.Errorf("%q: command %q, want %q", c.text, got, c.want)
+		}
+	}
+}

@@ -21,10 +21,16 @@ func (e *Extension) Commands() []thread.Command {
 			Help: fmt.Sprintf("store a fact for this channel (at most %d characters, %d facts): every session of the channel is given its facts", store.MaxFactChars, store.MaxFacts),
 			Run:  thread.Bind((*part).cmdRemember)},
 		{Name: "memory", Usage: []string{"memory", "memory dismiss"}, Help: "this channel's facts, numbered; `dismiss` drops Claude's latest proposal (as its Dismiss button)",
-			Max: 1, Valid: func(a []string) bool { return len(a) == 0 || a[0] == "dismiss" }, Run: thread.Bind((*part).cmdMemory)},
+			Max: 1, Claims: func(a []string) bool { return len(a) == 0 || len(a) == 1 && a[0] == "dismiss" }, Run: thread.Bind((*part).cmdMemory)},
 		{Name: "forget", Who: thread.Author, Usage: []string{"forget <n>"}, Help: "remove fact n of `memory`",
-			Min: 1, Max: 1, Valid: validForget, Run: thread.Bind((*part).cmdForget)},
+			Min: 1, Max: 1, Valid: validForget, Claims: claimsForget, Run: thread.Bind((*part).cmdForget)},
 	}
+}
+
+// claimsForget: `forget`, `forget 3`, `forget #3` are the command (its
+// usage, or a fact's number); "forget the old API" is a prompt for Claude.
+func claimsForget(args []string) bool {
+	return len(args) == 0 || len(args) == 1 && validForget(args)
 }
 
 func validForget(args []string) bool {

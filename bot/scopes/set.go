@@ -22,15 +22,30 @@ import (
 func (e *Extension) Commands() []thread.Command {
 	return []thread.Command{
 		{Name: "settings", Usage: []string{"settings"},
-			Help: "every setting that applies in this thread, and where its value comes from",
-			Run:  thread.Bind((*part).cmdSettings), After: "cost"},
+			Help:   "every setting that applies in this thread, and where its value comes from",
+			Claims: func(args []string) bool { return len(args) == 0 },
+			Run:    thread.Bind((*part).cmdSettings), After: "cost"},
 		{Name: "set", Who: thread.Admins, Usage: []string{"set [--workspace|--platform|--bot] <setting> <value>"},
 			Help: "set one of this channel's settings (admins; wider scopes: bot admins); `instructions` takes the rest of the message",
-			Line: true, Run: thread.Bind((*part).cmdSet)},
+			Line: true, Claims: namesSetting, Run: thread.Bind((*part).cmdSet)},
 		{Name: "unset", Who: thread.Admins, Usage: []string{"unset [--workspace|--platform|--bot] <setting>"},
 			Help: "remove a value set in chat, so the wider one applies again",
-			Line: true, Run: thread.Bind((*part).cmdUnset)},
+			Line: true, Claims: namesSetting, Run: thread.Bind((*part).cmdUnset)},
 	}
+}
+
+// namesSetting: the rest of a `set` or `unset` is empty (its usage is
+// said), begins with a flag (a scope's, checked by the command), names a
+// setting, or names something only a command would (a key with a slash
+// or a dot: refused by the command, saying why). "set up CI" is a prompt
+// for Claude.
+func namesSetting(args []string) bool {
+	words := strings.Fields(args[0])
+	if len(words) == 0 || strings.HasPrefix(words[0], "--") || strings.ContainsAny(words[0], "/.") {
+		return true
+	}
+	_, ok := settings.Lookup(settings.Name(strings.ToLower(words[0])))
+	return ok
 }
 
 // change is what a `set` or `unset` asks for.

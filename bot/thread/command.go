@@ -23,6 +23,11 @@ type Command struct {
 	// when set, says whether they fit.
 	Min, Max int
 	Valid    func(args []string) bool
+	// Claims, when set, says whether a message with these arguments is
+	// the command at all: one it does not claim goes to Claude as a
+	// prompt. For a word people also begin sentences with ("set up CI",
+	// "forget the old API"): only its own forms are taken.
+	Claims func(args []string) bool
 	// Reread, when set, makes the arguments again from the whole text.
 	Reread func(text string, args []string) []string
 	// Line: the command takes the rest of the line as it is, as its one
