@@ -46,14 +46,15 @@ func (s *Store) TriggerDelivered(ctx context.Context, trigger, delivery string, 
 	return n == 1, nil
 }
 
-// CountTrigger adds one request of trigger to outcome's count.
-func (s *Store) CountTrigger(ctx context.Context, trigger, outcome string, at time.Time) error {
+// CountTrigger adds n requests of trigger to outcome's count, the last at
+// at.
+func (s *Store) CountTrigger(ctx context.Context, trigger, outcome string, n int64, at time.Time) error {
 	_, err := s.write.ExecContext(ctx, `
-INSERT INTO trigger_counts (trigger, outcome, n, last_at) VALUES (?, ?, 1, ?)
-ON CONFLICT (trigger, outcome) DO UPDATE SET n = n + 1, last_at = excluded.last_at`,
-		trigger, outcome, nullTime(at))
+INSERT INTO trigger_counts (trigger, outcome, n, last_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (trigger, outcome) DO UPDATE SET n = n + excluded.n, last_at = excluded.last_at`,
+		trigger, outcome, n, nullTime(at))
 	if err != nil {
-		return fmt.Errorf("count a %s request of trigger %s: %w", outcome, trigger, err)
+		return fmt.Errorf("count %d %s requests of trigger %s: %w", n, outcome, trigger, err)
 	}
 	return nil
 }

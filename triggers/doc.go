@@ -5,8 +5,9 @@
 // channel (through a Runner that cmd connects: the scheduled extension's
 // run machinery, so a trigger run is held like a scheduled run).
 //
-// A request is checked in this order, each answered at once, recorded
-// (Records) and costing no model call: the body's size (413 over 1 MiB),
+// A request is checked in this order, each answered at once, counted
+// (in memory, stored by Flush: a flood writes nothing per request) and
+// costing no model call: the body's size (413 over 1 MiB),
 // the signature or token (401: Gitea's X-Gitea-Signature, GitHub's
 // X-Hub-Signature-256, a generic trigger's bearer token; all compared in
 // constant time), the delivery id (X-Gitea-Delivery, X-GitHub-Delivery,

@@ -22,7 +22,7 @@ const MaxBody = 1 << 20
 // than perHour in the hour before it, atomically.
 type Records interface {
 	TriggerDelivered(ctx context.Context, trigger, delivery string, at time.Time) (bool, error)
-	CountTrigger(ctx context.Context, trigger, outcome string, at time.Time) error
+	CountTrigger(ctx context.Context, trigger, outcome string, n int64, at time.Time) error
 	StartTriggerRun(ctx context.Context, r store.TriggerRun, perHour int) (int64, bool, error)
 	EndTriggerRun(ctx context.Context, id int64, r store.TriggerRun) error
 }
@@ -51,6 +51,9 @@ type Handler struct {
 	// base is the runs' context: they outlive their request.
 	base context.Context
 	runs sync.WaitGroup
+	// counts are the requests' outcomes not yet in the store (Flush): a
+	// flood of bad requests costs no write each.
+	counts counts
 }
 
 // Config is what a Handler is made of.
@@ -78,8 +81,59 @@ func New(ctx context.Context, cfg Config) *Handler {
 	return h
 }
 
-// Wait waits for the runs under way (their context ended: stopped).
-func (h *Handler) Wait() { h.runs.Wait() }
+// Wait waits for the runs under way (their context ended: stopped), and
+// stores the counts.
+func (h *Handler) Wait() {
+	h.runs.Wait()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.base), 5*time.Second)
+	defer cancel()
+	if err := h.Flush(ctx); err != nil {
+		h.log.Warn("store the trigger requests' counts", "err", err)
+	}
+}
+
+// Flush stores the requests' counts added since the last Flush (what
+// `triggers` shows: cmd flushes before, and every second).
+func (h *Handler) Flush(ctx context.Context) error {
+	for k, c := range h.counts.take() {
+		if err := h.rec.CountTrigger(ctx, k.trigger, k.outcome, c.n, c.last); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type countKey struct{ trigger, outcome string }
+
+type count struct {
+	n    int64
+	last time.Time
+}
+
+// counts are outcomes counted in memory, bounded by the triggers and
+// outcomes there are.
+type counts struct {
+	mu sync.Mutex
+	m  map[countKey]count
+}
+
+func (c *counts) add(trigger, outcome string, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[countKey]count{}
+	}
+	k := countKey{trigger, outcome}
+	c.m[k] = count{n: c.m[k].n + 1, last: at}
+}
+
+func (c *counts) take() map[countKey]count {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.m
+	c.m = nil
+	return m
+}
 
 // Triggers are the configured triggers, in the file's order.
 func (h *Handler) Triggers() []*Trigger {
@@ -119,9 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := h.check(r.Context(), t, w, r)
-	if err := h.rec.CountTrigger(r.Context(), t.Name, a.outcome, h.now()); err != nil {
-		h.log.Warn("count a trigger request", "trigger", t.Name, "err", err)
-	}
+	h.counts.add(t.Name, a.outcome, h.now())
 	h.log.Info("trigger request", "trigger", t.Name, "outcome", a.outcome, "status", a.status)
 	http.Error(w, a.text, a.status)
 }

@@ -35,6 +35,8 @@ type extensions struct {
 	scopes *scopes.Extension
 	// memory keeps a channel's facts and gives them to its sessions.
 	memory *memory.Extension
+	// triggers is what `triggers` shows (triggers.go); nil without any.
+	triggers *triggerShow
 }
 
 // extensionsConfig holds the extensions' settings, each its package's
@@ -58,8 +60,10 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 	ws := workspaces.New(wc)
 	sc := cfg.Extensions.Schedules
 	sc.Repos = ws // a schedule's --push needs its channel bound to a repository
+	var show *triggerShow
 	if len(cfg.triggers) > 0 {
-		sc.Triggers = triggerShow{ts: cfg.triggers, st: st}
+		show = &triggerShow{ts: cfg.triggers, st: st}
+		sc.Triggers = show
 	}
 	return extensions{
 		limits:     limits.New(cfg.Extensions.Limits),
@@ -69,6 +73,7 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		image:      runnerimage.New(runnerImage(cfg.Runner)),
 		scopes:     scopes.New(st),
 		memory:     memory.New(memory.Config{Facts: st}),
+		triggers:   show,
 	}, nil
 }
 

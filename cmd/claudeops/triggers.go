@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -53,6 +54,7 @@ func readTriggerSecret(path string) ([]byte, error) {
 type triggerRuns struct {
 	h    *triggers.Handler
 	stop context.CancelFunc
+	log  *slog.Logger
 }
 
 // newTriggers makes the endpoint of cfg's triggers (nil without any): an
@@ -70,16 +72,28 @@ func (a *app) newTriggers(ctx context.Context, cfg config, ext extensions) *trig
 		Triggers: cfg.triggers, Records: a.st, Log: a.log,
 		Runner: triggerRunner{s: ext.schedules, timeout: cfg.Scheduler.Timeout},
 	})
-	a.triggers = &triggerRuns{h: h, stop: cancel}
+	a.triggers = &triggerRuns{h: h, stop: cancel, log: a.log}
+	ext.triggers.h = h
 	return h
 }
 
-// run waits for its stage to stop, then stops the runs under way.
+// run stores the requests' counts every second until its stage stops,
+// then stops the runs under way (and stores the last counts).
 func (t *triggerRuns) run(ctx context.Context) error {
-	<-ctx.Done()
-	t.stop()
-	t.h.Wait()
-	return nil
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if err := t.h.Flush(ctx); err != nil && ctx.Err() == nil {
+				t.log.Warn("store the trigger requests' counts", "err", err)
+			}
+		case <-ctx.Done():
+			t.stop()
+			t.h.Wait()
+			return nil
+		}
+	}
 }
 
 // triggerRunner runs an event through the schedules extension, within a
@@ -102,13 +116,20 @@ func (r triggerRunner) RunTrigger(ctx context.Context, f triggers.Fire) (trigger
 }
 
 // triggerShow is what `triggers` shows: the file's triggers and the
-// store's counts and runs.
+// store's counts (the endpoint's flushed first: h, set once it is made)
+// and runs.
 type triggerShow struct {
 	ts []triggers.Trigger
 	st *store.Store
+	h  *triggers.Handler
 }
 
-func (s triggerShow) In(ctx context.Context, platform, channel string) ([]scheduled.TriggerState, error) {
+func (s *triggerShow) In(ctx context.Context, platform, channel string) ([]scheduled.TriggerState, error) {
+	if s.h != nil {
+		if err := s.h.Flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	counts, err := s.st.TriggerCounts(ctx)
 	if err != nil {
 		return nil, err
@@ -129,6 +150,6 @@ func (s triggerShow) In(ctx context.Context, platform, channel string) ([]schedu
 	return out, nil
 }
 
-func (s triggerShow) Runs(ctx context.Context, name string, limit int) ([]store.TriggerRun, error) {
+func (s *triggerShow) Runs(ctx context.Context, name string, limit int) ([]store.TriggerRun, error) {
 	return s.st.TriggerRuns(ctx, name, limit)
 }
