@@ -282,3 +282,27 @@ func checkCount(t *testing.T, h *Handler, st *store.Store, trigger, outcome stri
 	}
 	t.Errorf("counts %+v: want one %s of %s", cs, outcome, trigger)
 }
+
+// TestGitHubCheckRun: signed as GitHub signs ("sha256=" and the hex
+// HMAC-SHA256 of the body), a failed check run is taken, a passed one
+// ignored.
+func TestGitHubCheckRun(t *testing.T) {
+	srv, rs, _, _ := newServer(t)
+	for i, tc := range []struct {
+		conclusion string
+		status     int
+	}{{"success", 200}, {"failure", 202}} {
+		body := `{"action":"completed","check_run":{"name":"ci","conclusion":"` + tc.conclusion + `"},"repository":{"full_name":"acme/api"}}`
+		q := req{name: "gh-check", body: body, header: map[string]string{
+			"X-GitHub-Event": "check_run", "X-GitHub-Delivery": "g-" + string(rune('a'+i)),
+			"X-Hub-Signature-256": "sha256=" + hex.EncodeToString(Sign([]byte(testSecret), []byte(body))),
+		}}
+		if code, text := q.send(t, srv); code != tc.status {
+			t.Errorf("%s: %d %q, want %d", tc.conclusion, code, text, tc.status)
+		}
+	}
+	waitRuns(t, rs, 1)
+	if p := rs.fired[0].Prompt; !strings.Contains(p, "Check «ci» failed") || !strings.Contains(p, "github check_run completed") {
+		t.Errorf("prompt %q", p)
+	}
+}
