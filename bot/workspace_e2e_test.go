@@ -167,7 +167,7 @@ func TestWorktreeCommandsAreTheStarters(t *testing.T) {
 		t.Errorf("bob's push reached the remote: %s", out)
 	}
 	h.say("/as bob repo /tmp")
-	h.expect(`Only admins can bind a repository`)
+	h.expect(`Not bound: only bot admins set repo`)
 
 	// status: the branch for everyone, the workspaces' disk use for admins.
 	from := h.cursor

@@ -175,9 +175,16 @@ func (r *Resolver) CheckChat(w Where, scope Scope, n Name, value, user string) e
 	if scope.Level == LevelThread {
 		return fmt.Errorf("%s is not set per thread here", n)
 	}
-	if err := r.checkValue(n, value); err != nil {
+	if err := r.mayChat(w, scope, spec, value, user); err != nil {
 		return err
 	}
+	return r.checkValue(n, value)
+}
+
+// mayChat says whether user may set spec at scope from chat: nil, or why
+// not (who may, before what the value is).
+func (r *Resolver) mayChat(w Where, scope Scope, spec Spec, value, user string) error {
+	n := spec.Name
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	if v, ok := r.file.get(scope, n); ok {
@@ -187,16 +194,14 @@ func (r *Resolver) CheckChat(w Where, scope Scope, n Name, value, user string) e
 		return nil
 	}
 	channel := Scope{LevelChannel, w.ChannelKey()}
-	if scope != channel {
+	switch {
+	case scope != channel:
 		return fmt.Errorf("only bot admins set %s at %s", n, scope)
-	}
-	if !MatchUser(r.getLocked(w.Scopes(), Admins).List(), user) {
-		return fmt.Errorf("only the channel's admins set its %s", n)
-	}
-	switch spec.Who {
-	case BotAdmins:
+	case spec.Who == BotAdmins:
 		return fmt.Errorf("only bot admins set %s: it widens what sessions reach or who may use the bot", n)
-	case Tighten:
+	case !MatchUser(r.getLocked(w.Scopes(), Admins).List(), user):
+		return fmt.Errorf("only the channel's admins set its %s", n)
+	case spec.Who == Tighten:
 		wider := r.getLocked(w.Scopes()[:indexOf(w.Scopes(), channel)], n)
 		if value == "" && wider.Text != "" && wider.Text != "0" {
 			return nil // unsetting falls back to the wider limit
