@@ -2,7 +2,7 @@
 // prints what `go test` would (each package's result line; a failed
 // test's whole output), and writes to -list the tests that skipped because
 // a setup was not ready yet: those whose skip says an environment variable
-// matching -pending is not set (the Docker images, the cluster, which
+// matching -pending is not set (the Docker images, the cluster, Gitea, which
 // scripts/test builds while the rest of the suite runs). Each line is a
 // package's import path and a -run pattern of its top-level tests:
 //
@@ -33,7 +33,7 @@ type event struct {
 
 func main() {
 	list := flag.String("list", "", "file to write the tests skipped for a pending setup to")
-	pending := flag.String("pending", `CLAUDEOPS_TEST_(DOCKER_IMAGE|BUILD_IMAGE|RUNTIME_IMAGE|KUBECONFIG|KUBE_IMAGE|KUBE_NODE)`, "what a pending setup's skip names")
+	pending := flag.String("pending", `CLAUDEOPS_TEST_(DOCKER_IMAGE|BUILD_IMAGE|RUNTIME_IMAGE|KUBECONFIG|KUBE_IMAGE|KUBE_NODE|GITEA_BIN)`, "what a pending setup's skip names")
 	flag.Parse()
 	if *list == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: gotestsplit -list FILE [-pending RE] -- <go test arguments>")
