@@ -44,11 +44,13 @@ type Metrics struct {
 	approvals                            *prometheus.CounterVec
 	apiCalls, rateLimited, rateLimitWait *prometheus.CounterVec
 	scheduleRuns                         *prometheus.CounterVec
+	triggerRequests                      *prometheus.CounterVec
 
 	// What each label may take (labels.go).
 	channels                                         *capped // (platform, channel) pairs
 	platforms, methods, apiResults, turnResults      *capped
 	startKinds, approvalKinds, outcomes, runStatuses *capped
+	triggers, triggerOutcomes                        *capped
 }
 
 // New makes the collectors and registers them, with Go's and the
@@ -62,7 +64,7 @@ func New(o Options) *Metrics {
 		channels: newCapped(o.MaxChannels),
 		methods:  newCapped(maxMethods),
 	}
-	for _, c := range []**capped{&m.platforms, &m.apiResults, &m.turnResults, &m.startKinds, &m.approvalKinds, &m.outcomes, &m.runStatuses} {
+	for _, c := range []**capped{&m.platforms, &m.apiResults, &m.turnResults, &m.startKinds, &m.approvalKinds, &m.outcomes, &m.runStatuses, &m.triggers, &m.triggerOutcomes} {
 		*c = newCapped(maxValues)
 	}
 	m.define()
@@ -91,6 +93,7 @@ func (m *Metrics) define() {
 	m.rateLimited = counterVec("platform_rate_limited_total", "Requests a chat platform answered with HTTP 429, by platform and method.", "platform", "method")
 	m.rateLimitWait = counterVec("platform_rate_limit_wait_seconds_total", "Time requests were held back by a rate limit (a Retry-After, or on Slack the bot's own per-method budget), by platform and method.", "platform", "method")
 	m.scheduleRuns = counterVec("schedule_runs_total", "Scheduled slots dealt with, by status: succeeded, failed, timed_out, skipped, missed, interrupted.", "status")
+	m.triggerRequests = counterVec("trigger_requests_total", "Requests to a trigger's endpoint, by trigger (its name in the triggers file) and outcome: accepted, too_large, unauthorized, duplicate, bad_body, ignored, unbound, rate_limited, error.", "trigger", "outcome")
 }
 
 // collectors are the bot's own collectors (not Go's or the process's,
@@ -99,6 +102,7 @@ func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.starts, m.startFails, m.crashes, m.resumeLost, m.turns, m.turnSeconds, m.firstText,
 		m.tokens, m.cost, m.approvals, m.apiCalls, m.rateLimited, m.rateLimitWait, m.scheduleRuns,
+		m.triggerRequests,
 	}
 }
 

@@ -33,6 +33,7 @@ func exercise(m *Metrics) {
 	m.APICall("slack", "chat.postMessage", "rate_limited")
 	m.RateLimitWait("slack", "chat.postMessage", 1200*time.Millisecond)
 	m.ScheduleRuns("succeeded", 1)
+	m.TriggerRequest("issue-labelled", "unauthorized")
 }
 
 // TestLint: every collector, and the session gauges, pass client_golang's
@@ -150,6 +151,7 @@ func TestExposition(t *testing.T) {
 		{"claudeops_platform_rate_limited_total", map[string]string{"platform": "slack", "method": "chat.postMessage"}, 1},
 		{"claudeops_platform_rate_limit_wait_seconds_total", map[string]string{"platform": "slack", "method": "chat.postMessage"}, 1.2},
 		{"claudeops_schedule_runs_total", map[string]string{"status": "succeeded"}, 1},
+		{"claudeops_trigger_requests_total", map[string]string{"trigger": "issue-labelled", "outcome": "unauthorized"}, 1},
 	}
 	for _, tt := range tests {
 		got, ok := value(fams, tt.name, tt.labels)
@@ -254,6 +256,7 @@ func TestOtherLabelsCapped(t *testing.T) {
 		m.ApprovalSettled(id, id)
 		m.ScheduleRuns(id, 1)
 		m.ProcessStarted(id)
+		m.TriggerRequest(id, id)
 	}
 	for _, c := range m.collectors() {
 		if n := testutil.CollectAndCount(c); n > maxMethods*(maxValues+1)*(maxValues+1) {
@@ -265,6 +268,7 @@ func TestOtherLabelsCapped(t *testing.T) {
 		"claudeops_turns_total":              maxValues + 1,
 		"claudeops_approvals_total":          (maxValues + 1) * (maxValues + 1),
 		"claudeops_schedule_runs_total":      maxValues + 1,
+		"claudeops_trigger_requests_total":   (maxValues + 1) * (maxValues + 1),
 		"claudeops_process_starts_total":     maxValues + 1,
 		"claudeops_platform_api_calls_total": maxMethods + 1, // one new combination each, until method is capped too
 	} {

@@ -96,3 +96,9 @@ func (m *Metrics) ScheduleRuns(status string, n int) {
 		m.scheduleRuns.WithLabelValues(m.runStatuses.value(status)).Add(float64(n))
 	}
 }
+
+// TriggerRequest: a request to trigger's endpoint came to outcome (an
+// unknown trigger's name, the sender's, is never passed).
+func (m *Metrics) TriggerRequest(trigger, outcome string) {
+	m.triggerRequests.WithLabelValues(m.triggers.value(trigger), m.triggerOutcomes.value(outcome)).Inc()
+}

@@ -35,6 +35,16 @@ type Runner interface {
 	RunTrigger(ctx context.Context, f Fire) (Ran, error)
 }
 
+// Observer is told each request's outcome, for metrics (cmd hands it
+// the metrics); trigger is a configured trigger's name.
+type Observer interface {
+	TriggerRequest(trigger, outcome string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) TriggerRequest(string, string) {}
+
 // Ran is what a run came to.
 type Ran struct {
 	ThreadKey string
@@ -46,6 +56,7 @@ type Handler struct {
 	byName map[string]*Trigger
 	rec    Records
 	run    Runner
+	obs    Observer
 	log    *slog.Logger
 	now    func() time.Time
 	// base is the runs' context: they outlive their request.
@@ -61,6 +72,8 @@ type Config struct {
 	Triggers []Trigger
 	Records  Records
 	Runner   Runner
+	// Observer is told the outcomes (nil: nobody).
+	Observer Observer
 	Log      *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
@@ -68,7 +81,10 @@ type Config struct {
 
 // New makes the handler; runs started after ctx ends are not started.
 func New(ctx context.Context, cfg Config) *Handler {
-	h := &Handler{byName: map[string]*Trigger{}, rec: cfg.Records, run: cfg.Runner, log: cfg.Log, now: cfg.Now, base: ctx}
+	h := &Handler{byName: map[string]*Trigger{}, rec: cfg.Records, run: cfg.Runner, obs: cfg.Observer, log: cfg.Log, now: cfg.Now, base: ctx}
+	if h.obs == nil {
+		h.obs = nopObserver{}
+	}
 	for i := range cfg.Triggers {
 		h.byName[cfg.Triggers[i].Name] = &cfg.Triggers[i]
 	}
@@ -174,6 +190,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	a := h.check(r.Context(), t, w, r)
 	h.counts.add(t.Name, a.outcome, h.now())
+	h.obs.TriggerRequest(t.Name, a.outcome)
 	h.log.Info("trigger request", "trigger", t.Name, "outcome", a.outcome, "status", a.status)
 	http.Error(w, a.text, a.status)
 }

@@ -69,7 +69,7 @@ func (a *app) newTriggers(ctx context.Context, cfg config, ext extensions) *trig
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h := triggers.New(rctx, triggers.Config{
-		Triggers: cfg.triggers, Records: a.st, Log: a.log,
+		Triggers: cfg.triggers, Records: a.st, Log: a.log, Observer: a.met,
 		Runner: triggerRunner{s: ext.schedules, timeout: cfg.Scheduler.Timeout},
 	})
 	a.triggers = &triggerRuns{h: h, stop: cancel, log: a.log}

@@ -123,6 +123,12 @@ func TestTriggerOnConsole(t *testing.T) {
 		t.Error("the denied Bash ran")
 	}
 	b.waitLog("trigger run ended")
+	fams := scrape(t, addr)
+	for outcome, want := range map[string]float64{"unauthorized": 2, "too_large": 1, "accepted": 1, "duplicate": 1, "rate_limited": 1} {
+		if got := sample(fams, "claudeops_trigger_requests_total", "trigger", "alert", "outcome", outcome); got != want {
+			t.Errorf("claudeops_trigger_requests_total{outcome=%q} = %v, want %v", outcome, got, want)
+		}
+	}
 	b.say("triggers")
 	b.expect("`alert` \\(generic, at most 1 an hour\\) · last run 20\\S+ \\S+Z · accepted 1, duplicate 1, rate_limited 1, too_large 1, unauthorized 2$")
 	b.say("triggers runs alert")
