@@ -57,6 +57,11 @@ type config struct {
 	// held, checked.
 	TriggersFile string `env:"CLAUDEOPS_TRIGGERS_FILE"`
 	triggers     []triggers.Trigger
+	// Forges binds repositories to their forge, ForgeTokenFile is the
+	// forges' token (forges.go); forges what they gave, checked.
+	Forges         []string `env:"CLAUDEOPS_FORGES"`
+	ForgeTokenFile string   `env:"CLAUDEOPS_FORGE_TOKEN_FILE"`
+	forges         forges
 	// mcp is the operator's MCP servers and plugin directories, checked
 	// (mcpservers.go).
 	mcp *mcpservers.Catalog
@@ -89,6 +94,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, c.mcpChecks()...)
 	bad = append(bad, c.loadSettingsFile()...)
 	bad = append(bad, c.loadTriggersFile()...)
+	bad = append(bad, c.loadForges()...)
 	bad = append(bad, keepUnfailed(c.Runner.check(c.host(nil)), failed)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}
