@@ -28,6 +28,9 @@ type Extension struct {
 	// workers run at once, and two changes of one scope must leave the
 	// store and the resolver with the same last value.
 	mu sync.Mutex
+	// told is the settings file's problem each bot admin was told last
+	// (warn.go), under mu.
+	told map[string]string
 }
 
 // New makes the extension over st, where it keeps what chat sets.

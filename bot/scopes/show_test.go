@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/settings"
 )
 
@@ -84,6 +86,44 @@ func TestSettingsOfTheThread(t *testing.T) {
 		h.run("U0STRANGER", "settings")
 		if got := strings.Join(h.ft.Said, "\n"); got != "@U0STRANGER Only those who may use the bot here see its settings." || len(h.ft.Audits) != 1 {
 			t.Errorf("a stranger: said %q, audited %q", got, h.ft.Audits)
+		}
+	})
+}
+
+// TestRefusedFileToldToBotAdmins: after the file is refused, the first
+// prompt a bot admin sends tells them privately, once per problem; a user's
+// prompt, a run's, and the same admin's next prompt are told nothing, and
+// no prompt is refused for it.
+func TestRefusedFileToldToBotAdmins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHostile(t, "slack", chanA)
+		prompt := func(user, auto string) []string {
+			h.ft.Said = nil
+			if err := h.p.BeforePrompt(t.Context(), thread.Prompt{Text: "hi", User: adapters.User{ID: user}, Auto: auto}); err != nil {
+				t.Fatalf("a prompt refused: %v", err)
+			}
+			return h.ft.Said
+		}
+		if said := prompt(botAdmin, ""); len(said) != 0 {
+			t.Errorf("told with no problem: %q", said)
+		}
+		h.r.FileRefused(errors.New("line 3: unknown setting \"modle\""))
+		if said := prompt(mallory, ""); len(said) != 0 {
+			t.Errorf("a user was told the file's problem: %q", said)
+		}
+		if said := prompt(botAdmin, "scheduler"); len(said) != 0 {
+			t.Errorf("a run was told: %q", said)
+		}
+		want := "@U0BOTADMIN The settings file on disk was refused, and the last good one is in use: line 3: unknown setting \"modle\""
+		if said := prompt(botAdmin, ""); len(said) != 1 || said[0] != want {
+			t.Errorf("the bot admin's first prompt: told %q, want %q", said, want)
+		}
+		if said := prompt(botAdmin, ""); len(said) != 0 {
+			t.Errorf("told twice: %q", said)
+		}
+		h.r.FileRefused(errors.New("line 4: mode: one of default, acceptEdits, plan"))
+		if said := prompt(botAdmin, ""); len(said) != 1 || !strings.Contains(said[0], "line 4") {
+			t.Errorf("a new problem not told: %q", said)
 		}
 	})
 }
