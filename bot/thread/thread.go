@@ -143,6 +143,8 @@ type Reader interface {
 	GetChannel(ctx context.Context, key string) (store.Channel, bool, error)
 	IdleWorktrees(ctx context.Context, idleBefore time.Time) ([]store.Thread, error)
 	ThreadUsage(ctx context.Context, threadKey string) (store.Usage, error)
+	// ThreadTurns is the thread's turns, oldest first.
+	ThreadTurns(ctx context.Context, threadKey string) ([]store.Turn, error)
 	ChannelUsageSince(ctx context.Context, channelKey string, since time.Time) (store.Usage, error)
 	GetSchedule(ctx context.Context, id int64) (store.Schedule, bool, error)
 	ListSchedules(ctx context.Context) ([]store.Schedule, error)

@@ -22,6 +22,7 @@ func (e *Extension) Commands() []thread.Command {
 		{Name: "diff", Usage: []string{"diff"}, Help: "the whole change of this thread's branch, as a file", Run: thread.Bind((*part).cmdDiff)},
 		{Name: "commit", Who: thread.Starter, Usage: []string{"commit [message]"}, Help: "commit this thread's worktree to its branch", Line: true, Run: thread.Bind((*part).cmdCommit)},
 		{Name: "push", Who: thread.Starter, Usage: []string{"push"}, Help: "push this thread's branch to the remote", Run: thread.Bind((*part).cmdPush)},
+		prCommand(),
 	}
 }
 

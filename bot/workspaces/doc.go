@@ -14,7 +14,9 @@
 // so. After each turn (TurnEnder) the thread is told what the turn
 // changed; a scheduled run added with --push commits and pushes its branch
 // when it changed files, and its record names the branch and the commit.
-// `diff`, `commit` and `push` (Commander) work on the thread's branch;
+// `diff`, `commit`, `push` and `pr` (Commander) work on the thread's branch;
+// `pr` opens or updates the branch's pull request on the forge cmd
+// configured for the repository (Config.Forges), once the branch is pushed;
 // `new` (Ender) removes the worktree, keeping a branch with commits the
 // remote lacks. A sweep (Sweeper) hands each thread idle past
 // CLAUDEOPS_WORKTREE_TTL to its worker (Receiver), which removes the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/forge"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -24,6 +25,9 @@ type Config struct {
 	// at their channels, which the settings file and chat override
 	// (binding.go).
 	Repos []string `env:"CLAUDEOPS_REPOS"`
+	// Forges finds the forge of a bound repository, for `pr`; nil: none
+	// has one.
+	Forges Forges `env:"-"`
 	// TTL: a thread idle this long loses its worktree (default 7 days).
 	TTL time.Duration `env:"CLAUDEOPS_WORKTREE_TTL" envDefault:"168h"`
 	// Sweep is how often idle worktrees are looked for (default: an hour,
@@ -65,6 +69,14 @@ type Workspaces interface {
 	SessionDirs(wt workspace.Worktree) ([]workspace.SessionDir, error)
 	// Author is the identity the bot commits with.
 	Author() workspace.Person
+}
+
+// Forges finds the forge a repository is on. ForgeOf returns the forge
+// and the repository's owner and name there for repo (a clone URL or path
+// as bound); ok is false when no forge is configured for it. The forge
+// holds its own token: nothing of it reaches the extension.
+type Forges interface {
+	ForgeOf(repo string) (f forge.Forge, r forge.Repo, ok bool)
 }
 
 // noRepo is the repo setting `repo none` gives: the channel is unbound

@@ -57,6 +57,9 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 	}
 	wc := cfg.Extensions.Workspaces
 	wc.Manager, wc.Channels = m, st
+	if len(cfg.forges) > 0 {
+		wc.Forges = cfg.forges
+	}
 	ws := workspaces.New(wc)
 	sc := cfg.Extensions.Schedules
 	sc.Repos = ws // a schedule's --push needs its channel bound to a repository

@@ -41,6 +41,8 @@ func (s *Store) ThreadUsage(_ context.Context, key string) (store.Usage, error) 
 	return store.Usage{CostUSD: s.Spent[key]}, s.Err
 }
 
+func (s *Store) ThreadTurns(context.Context, string) ([]store.Turn, error) { return nil, s.Err }
+
 func (s *Store) ChannelUsageSince(_ context.Context, key string, _ time.Time) (store.Usage, error) {
 	return store.Usage{CostUSD: s.DaySpent[key]}, s.Err
 }

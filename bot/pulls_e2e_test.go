@@ -1,0 +1,136 @@
+package bot
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/claudeops/claudeops/forge"
+	"github.com/claudeops/claudeops/internal/giteatest"
+	"github.com/claudeops/claudeops/internal/testkit"
+	"github.com/claudeops/claudeops/workspace"
+)
+
+// oneForge is the operator's forge configuration as cmd gives it: every
+// repository is repo on f.
+type oneForge struct {
+	f    forge.Forge
+	repo forge.Repo
+}
+
+func (o oneForge) ForgeOf(string) (forge.Forge, forge.Repo, bool) { return o.f, o.repo, true }
+
+// forgeToken makes an API token of the Gitea admin's apart from the one
+// in the clone URL: the forge's, which must reach nothing but Gitea's API.
+func forgeToken(t *testing.T, s *giteatest.Server) string {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"name": "claudeops-forge", "scopes": []string{"all"}})
+	req, err := http.NewRequest("POST", s.APIURL()+"/users/"+s.Admin+"/tokens", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetBasicAuth(s.Admin, s.Password)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out struct {
+		SHA1 string `json:"sha1"`
+	}
+	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b, &out) != nil || out.SHA1 == "" {
+		t.Fatalf("making the forge's token: %s %s", resp.Status, b)
+	}
+	return out.SHA1
+}
+
+// TestPullRequestFromThread, with a real Gitea, real git, the real CLI and
+// the fake model API: a thread's Claude edits a file, `commit`, `pr`
+// before the push is told to push first, `push`, `pr` opens one pull
+// request Gitea shows with the thread's branch and first request; `pr`
+// again with a title updates the same one; someone else's `pr` is
+// refused. The forge's token is in no log line, worktree or clone config.
+func TestPullRequestFromThread(t *testing.T) {
+	s := giteatest.Start(t)
+	repo := s.CreateRepo(t, "api")
+	tok := forgeToken(t, s)
+	g, err := forge.NewGitea(forge.GiteaConfig{URL: s.URL, Token: forge.NewToken(tok)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsDir := t.TempDir()
+	m, err := workspace.New(workspace.Options{Dir: wsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := testkit.NewOutput()
+	h := newHarness(t, script(nil), func(c *testConfig) {
+		c.Workspace.Manager = m
+		c.Workspace.Repos = []string{"console/console=" + s.CloneURL(repo)}
+		c.Workspace.Forges = oneForge{f: g, repo: forge.Repo{Owner: repo.Owner, Name: repo.Name}}
+		c.Config.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	h.say("run echo 'change <@U0HOSTILE> @here' >> README.md")
+	h.say("allow " + h.expect(`\? approval (\w+): Bash`)[1])
+	h.expect(`— ✓`)
+	th := threadRecord(t, h, "main")
+	h.say("commit the change")
+	h.expect(`\* Committed `)
+	h.say("pr")
+	h.expect(`Push first: `)
+	h.say("/as bob pr")
+	h.expect(`Only .* can open a pull request from`)
+	h.say("push")
+	h.expect(`\* Pushed `)
+	h.say("pr")
+	url := h.expect(`\* Pull request #(\d+) from .* into ` + "`main`" + `: (\S+)`)
+	prs := s.PullRequests(t, repo)
+	if len(prs) != 1 || prs[0].State != "open" || prs[0].Head.Ref != th.Branch || prs[0].Base.Ref != "main" || prs[0].URL != url[2] {
+		t.Fatalf("Gitea's pull requests: %+v; want one open from %s", prs, th.Branch)
+	}
+	for _, want := range []string{"> run echo 'change <@U0HOSTILE> @here' >> README.md", "README.md", "Cost so far: $"} {
+		if !strings.Contains(prs[0].Body, want) {
+			t.Errorf("the body lacks %q:\n%s", want, prs[0].Body)
+		}
+	}
+	if !strings.HasPrefix(prs[0].Title, "run echo 'change") {
+		t.Errorf("title %q, want the first request", prs[0].Title)
+	}
+	h.say("pr --draft Update the README")
+	h.expect(`\* Pull request #` + url[1] + ` `)
+	prs = s.PullRequests(t, repo)
+	if len(prs) != 1 || !strings.Contains(prs[0].Title, "Update the README") {
+		t.Fatalf("after a second pr: %+v; want the same one, retitled", prs)
+	}
+	h.stopBot()
+	tokenNowhere(t, tok, logs.String(), wsDir)
+}
+
+// tokenNowhere fails when the forge's token is in the log or any file of
+// the workspaces (worktrees, clones and their .git/config).
+func tokenNowhere(t *testing.T, tok, log, wsDir string) {
+	t.Helper()
+	if strings.Contains(log, tok) {
+		t.Errorf("the log holds the forge's token")
+	}
+	if log == "" {
+		t.Errorf("no log was written: the check proves nothing")
+	}
+	filepath.WalkDir(wsDir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(tok)) {
+			t.Errorf("%s holds the forge's token", p)
+		}
+		return nil
+	})
+}
