@@ -59,25 +59,7 @@ func forgeToken(t *testing.T, s *giteatest.Server) string {
 // again with a title updates the same one; someone else's `pr` is
 // refused. The forge's token is in no log line, worktree or clone config.
 func TestPullRequestFromThread(t *testing.T) {
-	s := giteatest.Start(t)
-	repo := s.CreateRepo(t, "api")
-	tok := forgeToken(t, s)
-	g, err := forge.NewGitea(forge.GiteaConfig{URL: s.URL, Token: forge.NewToken(tok)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wsDir := t.TempDir()
-	m, err := workspace.New(workspace.Options{Dir: wsDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := testkit.NewOutput()
-	h := newHarness(t, script(nil), func(c *testConfig) {
-		c.Workspace.Manager = m
-		c.Workspace.Repos = []string{"console/console=" + s.CloneURL(repo)}
-		c.Workspace.Forges = oneForge{f: g, repo: forge.Repo{Owner: repo.Owner, Name: repo.Name}}
-		c.Config.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	})
+	h, s, repo, tok, logs, wsDir := giteaHarness(t)
 	h.say("run echo 'change <@U0HOSTILE> @here' >> README.md")
 	h.say("allow " + h.expect(`\? approval (\w+): Bash`)[1])
 	h.expect(`— ✓`)
@@ -109,6 +91,59 @@ func TestPullRequestFromThread(t *testing.T) {
 	prs = s.PullRequests(t, repo)
 	if len(prs) != 1 || !strings.Contains(prs[0].Title, "Update the README") {
 		t.Fatalf("after a second pr: %+v; want the same one, retitled", prs)
+	}
+	h.stopBot()
+	tokenNowhere(t, tok, logs.String(), wsDir)
+}
+
+// giteaHarness is a bot whose console channel is bound to repo on a real
+// Gitea, its forge configured with tok, a token apart from the clone
+// URL's; logs is the bot's debug log.
+func giteaHarness(t *testing.T) (h *harness, s *giteatest.Server, repo giteatest.Repo, tok string, logs *testkit.Output, wsDir string) {
+	t.Helper()
+	s = giteatest.Start(t)
+	repo = s.CreateRepo(t, "api")
+	tok = forgeToken(t, s)
+	g, err := forge.NewGitea(forge.GiteaConfig{URL: s.URL, Token: forge.NewToken(tok)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wsDir = t.TempDir()
+	m, err := workspace.New(workspace.Options{Dir: wsDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs = testkit.NewOutput()
+	h = newHarness(t, script(nil), func(c *testConfig) {
+		c.Workspace.Manager = m
+		c.Workspace.Repos = []string{"console/console=" + s.CloneURL(repo)}
+		c.Workspace.Forges = oneForge{f: g, repo: forge.Repo{Owner: repo.Owner, Name: repo.Name}}
+		c.Config.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	return h, s, repo, tok, logs, wsDir
+}
+
+// TestPullRequestFromScheduledRun: a nightly chore added with --push, run
+// now, pushes its branch; its creator's `pr` in the run's thread opens the
+// pull request Gitea shows, from the run's branch.
+func TestPullRequestFromScheduledRun(t *testing.T) {
+	h, s, repo, tok, logs, wsDir := giteaHarness(t)
+	stop := startScheduler(t, h)
+	defer stop()
+	h.say("rules add allow Bash(touch:*)")
+	h.expect(`\* Rule \d+: allow`)
+	h.say(`schedule add "0 3 * * *" --push run touch nightly.txt`)
+	id := h.expect(`\* Schedule (\d+): `)[1]
+	h.say("schedule run " + id)
+	run := h.expect(`^\[(run-\w+)\] \* ⏰ Scheduled run of #` + id)[1]
+	branch := h.expect(`^\[` + run + `\] \* Pushed branch ` + "`([^`]+)`")[1]
+	waitRun(t, h, id, "succeeded")
+	h.say("/thread " + run)
+	h.say("pr Nightly: touch nightly.txt")
+	h.expect(`^\[` + run + `\] \* Pull request #1 from ` + "`" + branch + "`")
+	prs := s.PullRequests(t, repo)
+	if len(prs) != 1 || prs[0].Head.Ref != branch || prs[0].Title != "Nightly: touch nightly.txt" || !strings.Contains(prs[0].Body, "nightly.txt") {
+		t.Fatalf("Gitea's pull requests: %+v; want one from %s", prs, branch)
 	}
 	h.stopBot()
 	tokenNowhere(t, tok, logs.String(), wsDir)
