@@ -69,7 +69,7 @@ func TestPullRequestFromThread(t *testing.T) {
 	h.say("pr")
 	h.expect(`Push first: `)
 	h.say("/as bob pr")
-	h.expect(`Only .* can open a pull request from`)
+	h.expect(`Only .* can pr this thread's branch`)
 	h.say("push")
 	h.expect(`\* Pushed `)
 	h.say("pr")
@@ -168,4 +168,21 @@ func tokenNowhere(t *testing.T, tok, log, wsDir string) {
 		}
 		return nil
 	})
+}
+
+// TestPullRequestRefusals: on a repository no forge is configured for,
+// `pr` says so, with or without a change.
+func TestPullRequestRefusals(t *testing.T) {
+	h, _, _ := wsHarness(t, nil)
+	h.say("run echo one >> notes.txt")
+	h.expect(`\* Working on branch `)
+	h.say("allow " + h.expect(`\? approval (\w+): Bash`)[1])
+	h.expect(`— ✓`)
+	h.say("pr")
+	h.expect(`\* This channel's repository has no forge configured`)
+	h.say("/thread empty")
+	h.say("hello")
+	h.expect(`^\[empty\] — ✓`)
+	h.say("pr")
+	h.expect(`^\[empty\] \* This channel's repository has no forge configured`)
 }

@@ -30,16 +30,12 @@ func prCommand() thread.Command {
 
 // cmdPR opens or updates the thread's pull request.
 func (p *part) cmdPR(ctx context.Context, ev adapters.Event, args []string) {
-	wt, ok := p.branchCommand(ctx, ev, "open a pull request from")
+	wt, ok := p.branchCommand(ctx, ev, "pr")
 	if !ok {
 		return
 	}
 	draft, title := prArgs(args[0])
-	var f forge.Forge
-	var repo forge.Repo
-	if p.ext.cfg.Forges != nil {
-		f, repo, ok = p.ext.cfg.Forges.ForgeOf(wt.Repo)
-	}
+	f, repo, ok := p.forgeOf(wt.Repo)
 	if !ok {
 		p.t.Reply(ctx, "This channel's repository has no forge configured: the bot's operator names it in CLAUDEOPS_FORGES.")
 		return
@@ -72,6 +68,14 @@ func (p *part) cmdPR(ctx context.Context, ev adapters.Event, args []string) {
 	}
 	p.t.Audit(ctx, ev.User.ID, "pr", wt.Branch, pr.URL, true)
 	p.t.Reply(ctx, fmt.Sprintf("Pull request #%d from %s into %s: %s", pr.Number, text.CodeSpan(wt.Branch), text.CodeSpan(base), pr.URL))
+}
+
+// forgeOf is repo's forge, when one is configured.
+func (p *part) forgeOf(repo string) (forge.Forge, forge.Repo, bool) {
+	if p.ext.cfg.Forges == nil {
+		return nil, forge.Repo{}, false
+	}
+	return p.ext.cfg.Forges.ForgeOf(repo)
 }
 
 // prArgs parses "[--draft] [title]".

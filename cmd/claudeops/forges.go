@@ -22,6 +22,11 @@ type forges []forgeBinding
 
 // ForgeOf implements workspaces.Forges.
 func (fs forges) ForgeOf(repo string) (forge.Forge, forge.Repo, bool) {
+	// A clone URL may carry git's credentials; the prefixes do not.
+	if u, err := url.Parse(repo); err == nil && u.User != nil && u.Host != "" {
+		u.User = nil
+		repo = u.String()
+	}
 	for _, b := range fs { // longest prefix first (loadForges)
 		if !strings.HasPrefix(repo, b.prefix) {
 			continue

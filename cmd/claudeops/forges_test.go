@@ -32,6 +32,7 @@ func TestForgesConfig(t *testing.T) {
 	}{
 		{"https://git.example.com/acme/api.git", forge.Repo{Owner: "acme", Name: "api"}, true},
 		{"https://git.example.com/team/acme/web", forge.Repo{Owner: "acme", Name: "web"}, true},
+		{"https://bot:pushtoken@git.example.com/acme/api.git", forge.Repo{Owner: "acme", Name: "api"}, true},
 		{"https://other.example.com/acme/api.git", forge.Repo{}, false},
 		{"/srv/git/api.git", forge.Repo{}, false},
 	} {
