@@ -18,7 +18,7 @@ func TestConsoleCommands(t *testing.T) {
 	h.expect(`^\[main\] \* Commands \(a message that starts with any other word is a prompt for Claude\):$`)
 	h.expect("• `rules \\| rules add <allow\\|deny> <Tool>\\[\\(<pattern>\\)\\] \\| rules rm <id>`")
 	h.say("/as bob help")
-	h.expect("• `cwd` — show, or \\(admins\\) set")
+	h.expect("• `cwd` — show, or \\(bot admins\\) set")
 
 	h.say("status")
 	h.expect(`State: no session yet`)
