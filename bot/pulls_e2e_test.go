@@ -60,7 +60,7 @@ func forgeToken(t *testing.T, s *giteatest.Server) string {
 // refused. The forge's token is in no log line, worktree or clone config.
 func TestPullRequestFromThread(t *testing.T) {
 	h, s, repo, tok, logs, wsDir := giteaHarness(t)
-	h.say("run echo 'change <@U0HOSTILE> @here' >> README.md")
+	h.say("run echo 'change <@U0HOSTILE> @here @claudeops-admin #1 ````' >> README.md")
 	h.say("allow " + h.expect(`\? approval (\w+): Bash`)[1])
 	h.expect(`— ✓`)
 	th := threadRecord(t, h, "main")
@@ -78,7 +78,9 @@ func TestPullRequestFromThread(t *testing.T) {
 	if len(prs) != 1 || prs[0].State != "open" || prs[0].Head.Ref != th.Branch || prs[0].Base.Ref != "main" || prs[0].URL != url[2] {
 		t.Fatalf("Gitea's pull requests: %+v; want one open from %s", prs, th.Branch)
 	}
-	for _, want := range []string{"> run echo 'change <@U0HOSTILE> @here' >> README.md", "README.md", "Cost so far: $"} {
+	// The request is fenced past its own backticks: on Gitea its
+	// @claudeops-admin mentions nobody and its #1 links nothing.
+	for _, want := range []string{"`````text\nrun echo 'change <@U0HOSTILE> @here @claudeops-admin #1 ````' >> README.md\n`````\n", "README.md", "Cost so far: $"} {
 		if !strings.Contains(prs[0].Body, want) {
 			t.Errorf("the body lacks %q:\n%s", want, prs[0].Body)
 		}

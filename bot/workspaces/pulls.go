@@ -124,22 +124,36 @@ func (p *part) firstRequest(ctx context.Context) string {
 	return turns[0].Prompt
 }
 
-// prBody is the pull request's description: what was asked (quoted: it is
-// a chat user's text, not the bot's), the change, the cost so far, and
+// prBody is the pull request's description: what was asked (fenced: it
+// is a chat user's text, not the bot's, and in a code block the forge
+// makes no mention, issue link or markup of it), the change, the cost so far, and
 // where the thread is.
 func (p *part) prBody(ctx context.Context, first string, st workspace.Stat) string {
 	var b strings.Builder
 	b.WriteString("Opened by claudeops from the chat thread " + text.CodeSpan(p.t.Ref().String()) + ".\n\n")
 	if first != "" {
 		b.WriteString("What was asked (the thread's first message, as written there):\n\n")
-		for _, l := range strings.Split(text.Shorten(first, 4000), "\n") {
-			b.WriteString("> " + l + "\n")
-		}
-		b.WriteString("\n")
+		b.WriteString(fenced(text.Shorten(first, 4000)) + "\n")
 	}
 	b.WriteString("Changes:\n\n```\n" + statText(st, 50) + "\n```\n")
 	if u, err := p.t.Store().ThreadUsage(ctx, string(p.t.Ref().Key())); err == nil {
 		fmt.Fprintf(&b, "\nCost so far: $%.2f over %d %s.\n", u.CostUSD, u.Turns, text.Plural(u.Turns, "turn", "turns"))
 	}
 	return b.String()
+}
+
+// fenced is s in a code block whose fence is longer than any run of
+// backticks in s, so that s cannot close it.
+func fenced(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
