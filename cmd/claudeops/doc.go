@@ -70,7 +70,9 @@
 //     bot/scheduled, bot/mcpservers, bot/runnerimage, bot/scopes,
 //     bot/memory), in the order their hooks
 //     run, handed to the bot in bot.Config.Extensions; workspaces.go: the workspaces'
-//     manager and the channels' bindings; mcpservers.go: the operator's MCP
+//     manager and the channels' bindings; forges.go: the repositories'
+//     forges (CLAUDEOPS_FORGES, CLAUDEOPS_FORGE_TOKEN_FILE) read at start,
+//     handed to bot/workspaces for `pr` (workspaces.Config.Forges); mcpservers.go: the operator's MCP
 //     servers file and plugin directories checked (where their programs
 //     lie, the runner that can pass them).
 //   - run.go: the parts wired (the scheduler to the bot, which hands each
