@@ -128,6 +128,12 @@ func TestSentencesAreNotCommands(t *testing.T) {
 		{"forget 2", "forget"},
 		{"forget", "forget"},
 		{"remember the ledger is frozen on Fridays", "remember"},
+		{"PR #12 broke the build, find out why", ""},
+		{"pr 12 is ready, can you review it", ""},
+		{"pr is the right word?", ""},
+		{"pr", "pr"},
+		{"pr --draft Update the README", "pr"},
+		{"pr Update the README", "pr"},
 	} {
 		r, _ := findCommand(table, c.text)
 		got := ""

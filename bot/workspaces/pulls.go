@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/claudeops/claudeops/adapters"
@@ -25,7 +26,20 @@ const maxTitle = 72
 func prCommand() thread.Command {
 	return thread.Command{Name: "pr", Who: thread.Starter, Usage: []string{"pr [--draft] [title]"},
 		Help: "open, or update, a pull request from this thread's pushed branch to the default branch", Line: true,
-		Run: thread.Bind((*part).cmdPR)}
+		Claims: claimsPR, Run: thread.Bind((*part).cmdPR)}
+}
+
+// claimsPR: a message that talks about a pull request ("PR #12 broke the
+// build", "pr 12 is ready?") is a prompt for Claude; `pr`, `pr --draft …`
+// and `pr <title>` are the command.
+func claimsPR(args []string) bool {
+	rest := strings.TrimSpace(args[0])
+	first, _, _ := strings.Cut(rest, " ")
+	if strings.HasSuffix(rest, "?") || strings.HasPrefix(first, "#") {
+		return false
+	}
+	_, err := strconv.Atoi(first)
+	return err != nil
 }
 
 // cmdPR opens or updates the thread's pull request.
