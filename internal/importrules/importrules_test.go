@@ -30,13 +30,13 @@ type place struct {
 }
 
 // Leaves an extension may lean on besides the face.
-var extensionMay = []string{"adapters", "bot/internal/text", "bot/thread", "claudeproc", "settings", "store", "workspace"}
+var extensionMay = []string{"adapters", "bot/internal/text", "bot/thread", "claudeproc", "forge", "settings", "store", "workspace"}
 
 const extensionWhy = "an extension sees a thread only through the face (bot/thread) and its leaves; never bot (which imports none of them) and never another extension (what one needs of another goes through the face or is connected by cmd)"
 
 // places: every package of the module, by path below it.
 var places = []place{
-	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/memory", "bot/runnerimage", "bot/scheduled", "bot/scopes", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "triggers", "workspace"},
+	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/memory", "bot/runnerimage", "bot/scheduled", "bot/scopes", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "forge", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "triggers", "workspace"},
 		"the composition root wires every part; it imports no test helper"},
 
 	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "settings", "store"},
