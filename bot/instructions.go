@@ -69,8 +69,8 @@ func withInstructions(instr string) string {
 
 // withSystemPrompt gives the session about to start what it appends to
 // the CLI's system prompt: how to read the sender line of each message,
-// then the thread's instructions, rendered afresh on every request so
-// that a resume under new ones sends them. The session keeps the
+// then the thread's instructions, rendered afresh on every request where
+// there are some, so that a resume under new ones sends them. The session keeps the
 // instructions it was given (refreshInstructions).
 func (w *worker) withSystemPrompt(o claudeproc.Options) claudeproc.Options {
 	instr, cut := w.parts.instructions(context.Background(), w.cfg.Scopes, thread.Where(w.ref))
@@ -78,7 +78,12 @@ func (w *worker) withSystemPrompt(o claudeproc.Options) claudeproc.Options {
 		w.log.Warn("the thread's instructions were cut", "max_bytes", maxInstructions)
 	}
 	w.sess.instructions = instr
-	o.AppendSystemPrompt, o.FreshSystemPrompt = withInstructions(instr), true
+	// Rendered afresh only where there are instructions: a resume under
+	// changed ones must send them, not the text recorded at the
+	// conversation's first request. Without any, the CLI's record (the
+	// bot's own text, the same at every launch) is kept, as is its
+	// prompt caching; a later resume with none renders once and records.
+	o.AppendSystemPrompt, o.FreshSystemPrompt = withInstructions(instr), instr != ""
 	return o
 }
 
