@@ -14,7 +14,7 @@
 // YAML, reloaded as a whole and never half-applied: a file with any
 // problem keeps the last good one) and chat (set by admins, stored by the
 // bot). At one scope the file wins over chat, and a setting the file
-// gives at a scope cannot be set there from chat (Resolver.Managed).
+// gives at a scope cannot be set there from chat (Resolver.CheckChat, ErrManaged).
 //
 // Who may set what from chat is part of the schema (Spec.Who): a
 // channel's admins may set what only shapes the channel's own sessions

@@ -58,15 +58,6 @@ func (l *Layer) get(s Scope, n Name) (Value, bool) {
 	return v, ok
 }
 
-// Scopes lists the scopes the layer gives values at.
-func (l *Layer) Scopes() []Scope {
-	out := make([]Scope, 0, len(l.values))
-	for s := range l.values {
-		out = append(out, s)
-	}
-	return out
-}
-
 // Resolver answers which value applies where. Its methods are safe from
 // any goroutine; what it answers is a copy.
 type Resolver struct {
@@ -241,14 +232,6 @@ func (r *Resolver) SetChat(w Where, scope Scope, n Name, text, by string, at tim
 	}
 	r.chat.Put(n, Value{Text: text, Source: Source{Scope: scope, Origin: FromChat, By: by, At: at}})
 	return before
-}
-
-// Managed is the line of the settings file that gives n at scope, or 0.
-func (r *Resolver) Managed(scope Scope, n Name) int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	v, _ := r.file.get(scope, n)
-	return v.Source.Line
 }
 
 // LoadChat puts l in place of the values set in chat (read from the
