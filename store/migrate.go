@@ -403,4 +403,28 @@ CREATE TABLE trigger_runs (
 );
 CREATE INDEX trigger_runs_trigger ON trigger_runs (trigger, started_at);
 `),
+	// Pull requests (issue 30): the ones the bot opened, each with the
+	// thread that made it (a review on it comes back there) and the
+	// schedule whose runs it gathers; a schedule's --pr; a run's pull
+	// request.
+	sqlMigration("pull requests", `
+CREATE TABLE pull_requests (
+	url         TEXT PRIMARY KEY,
+	repo        TEXT NOT NULL,
+	forge_repo  TEXT NOT NULL,
+	number      INTEGER NOT NULL,
+	head        TEXT NOT NULL,
+	base        TEXT NOT NULL DEFAULT '',
+	thread_key  TEXT NOT NULL DEFAULT '',
+	schedule_id INTEGER NOT NULL DEFAULT 0,
+	state       TEXT NOT NULL DEFAULT 'open',
+	opened_by   TEXT NOT NULL DEFAULT '',
+	opened_at   INTEGER,
+	updated_at  INTEGER
+);
+CREATE INDEX pull_requests_thread ON pull_requests (thread_key);
+CREATE INDEX pull_requests_schedule ON pull_requests (schedule_id, updated_at);
+ALTER TABLE schedules ADD COLUMN pr INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE schedule_runs ADD COLUMN pr_url TEXT NOT NULL DEFAULT '';
+`),
 }

@@ -24,7 +24,11 @@ type Schedule struct {
 	CatchUp        time.Duration // catch-up window, stored in ms
 	Paused         bool
 	// Push: a run that changed files commits and pushes its branch.
-	Push      bool
+	Push bool
+	// PR: a run that pushed opens a pull request from its branch, or
+	// updates the one the schedule's earlier run opened while that is
+	// still open (one open pull request per schedule). PR implies Push.
+	PR        bool
 	CreatedAt time.Time
 	UpdatedAt time.Time // last UpdateSchedule or SetPaused
 }
@@ -64,17 +68,20 @@ type ScheduleRun struct {
 	// Branch and Commit: what the run left in its repository ("" when
 	// its channel has none, or nothing was committed).
 	Branch, Commit string
+	// PR is the pull request the run opened or updated (its page; "" for
+	// none).
+	PR string
 }
 
 const scheduleColumns = `id, spec, time_zone, prompt, platform, channel, cwd, model, created_by,
-	approval_policy, timeout_ms, overlap, catch_up_ms, paused, created_at, updated_at, push`
+	approval_policy, timeout_ms, overlap, catch_up_ms, paused, created_at, updated_at, push, pr`
 
 func scanSchedule(r scanner) (Schedule, error) {
 	var s Schedule
 	var timeout, catchUp int64
 	var created, updated sql.NullInt64
 	err := r.Scan(&s.ID, &s.Spec, &s.TimeZone, &s.Prompt, &s.Platform, &s.Channel, &s.Cwd, &s.Model,
-		&s.CreatedBy, &s.ApprovalPolicy, &timeout, &s.Overlap, &catchUp, &s.Paused, &created, &updated, &s.Push)
+		&s.CreatedBy, &s.ApprovalPolicy, &timeout, &s.Overlap, &catchUp, &s.Paused, &created, &updated, &s.Push, &s.PR)
 	s.Timeout = time.Duration(timeout) * time.Millisecond
 	s.CatchUp = time.Duration(catchUp) * time.Millisecond
 	s.CreatedAt, s.UpdatedAt = timeOf(created), timeOf(updated)
@@ -82,7 +89,7 @@ func scanSchedule(r scanner) (Schedule, error) {
 }
 
 const runColumns = `id, schedule_id, slot, started_at, ended_at, status, missed, session_id, thread_key,
-	result, error, cost_usd, input_tokens, output_tokens, num_turns, branch, commit_id`
+	result, error, cost_usd, input_tokens, output_tokens, num_turns, branch, commit_id, pr_url`
 
 func scanRun(r scanner) (ScheduleRun, error) {
 	var run ScheduleRun
@@ -90,7 +97,7 @@ func scanRun(r scanner) (ScheduleRun, error) {
 	var started, ended sql.NullInt64
 	err := r.Scan(&run.ID, &run.ScheduleID, &slot, &started, &ended, &run.Status, &run.Missed,
 		&run.SessionID, &run.ThreadKey, &run.Result, &run.Error, &run.CostUSD,
-		&run.InputTokens, &run.OutputTokens, &run.NumTurns, &run.Branch, &run.Commit)
+		&run.InputTokens, &run.OutputTokens, &run.NumTurns, &run.Branch, &run.Commit, &run.PR)
 	run.Slot = time.UnixMilli(slot).UTC()
 	run.StartedAt, run.EndedAt = timeOf(started), timeOf(ended)
 	return run, err
@@ -102,11 +109,11 @@ func scanRun(r scanner) (ScheduleRun, error) {
 func (s *Store) AddSchedule(ctx context.Context, sc Schedule) (int64, error) {
 	res, err := s.write.ExecContext(ctx, `
 INSERT INTO schedules (spec, time_zone, prompt, platform, channel, cwd, model, created_by,
-	approval_policy, timeout_ms, overlap, catch_up_ms, paused, created_at, updated_at, push)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	approval_policy, timeout_ms, overlap, catch_up_ms, paused, created_at, updated_at, push, pr)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		sc.Spec, sc.TimeZone, sc.Prompt, sc.Platform, sc.Channel, sc.Cwd, sc.Model, sc.CreatedBy,
 		sc.ApprovalPolicy, sc.Timeout.Milliseconds(), sc.Overlap, sc.CatchUp.Milliseconds(), sc.Paused,
-		nullTime(sc.CreatedAt), nullTime(sc.UpdatedAt), sc.Push)
+		nullTime(sc.CreatedAt), nullTime(sc.UpdatedAt), sc.Push, sc.PR)
 	if err != nil {
 		return 0, fmt.Errorf("add schedule %q: %w", sc.Spec, err)
 	}
@@ -141,11 +148,11 @@ func (s *Store) UpdateSchedule(ctx context.Context, sc Schedule) error {
 	res, err := s.write.ExecContext(ctx, `
 UPDATE schedules SET spec = ?, time_zone = ?, prompt = ?, platform = ?, channel = ?, cwd = ?,
 	model = ?, created_by = ?, approval_policy = ?, timeout_ms = ?, overlap = ?, catch_up_ms = ?,
-	paused = ?, updated_at = ?, push = ?
+	paused = ?, updated_at = ?, push = ?, pr = ?
 WHERE id = ?`,
 		sc.Spec, sc.TimeZone, sc.Prompt, sc.Platform, sc.Channel, sc.Cwd,
 		sc.Model, sc.CreatedBy, sc.ApprovalPolicy, sc.Timeout.Milliseconds(), sc.Overlap, sc.CatchUp.Milliseconds(),
-		sc.Paused, nullTime(sc.UpdatedAt), sc.Push, sc.ID)
+		sc.Paused, nullTime(sc.UpdatedAt), sc.Push, sc.PR, sc.ID)
 	return affectedOne(res, err, "update schedule %d", sc.ID)
 }
 
@@ -213,11 +220,11 @@ func (s *Store) FinishRun(ctx context.Context, r ScheduleRun) error {
 	res, err := s.write.ExecContext(ctx, `
 UPDATE schedule_runs SET started_at = COALESCE(?, started_at), ended_at = ?, status = ?,
 	session_id = ?, thread_key = ?, result = ?, error = ?, cost_usd = ?,
-	input_tokens = ?, output_tokens = ?, num_turns = ?, branch = ?, commit_id = ?
+	input_tokens = ?, output_tokens = ?, num_turns = ?, branch = ?, commit_id = ?, pr_url = ?
 WHERE schedule_id = ? AND slot = ?`,
 		nullTime(r.StartedAt), nullTime(r.EndedAt), r.Status,
 		r.SessionID, r.ThreadKey, r.Result, r.Error, r.CostUSD,
-		r.InputTokens, r.OutputTokens, r.NumTurns, r.Branch, r.Commit,
+		r.InputTokens, r.OutputTokens, r.NumTurns, r.Branch, r.Commit, r.PR,
 		r.ScheduleID, r.Slot.UnixMilli())
 	return affectedOne(res, err, "finish run of schedule %d at %s", r.ScheduleID, fmtSlot(r.Slot))
 }
