@@ -133,3 +133,22 @@ func (s *Store) SettleTriggerRuns(ctx context.Context, at time.Time) error {
 	}
 	return nil
 }
+
+// PruneTriggers deletes the delivery ids seen and the ended trigger runs
+// from before cutoff, and returns how many rows went. A delivery id older
+// than cutoff is forgotten: its replay is then held only by the
+// signature, the filters and the rate (docs/SECURITY.md says so).
+func (s *Store) PruneTriggers(ctx context.Context, cutoff time.Time) (int64, error) {
+	at := nullTime(cutoff)
+	res, err := s.write.ExecContext(ctx, `DELETE FROM trigger_deliveries WHERE at < ?`, at)
+	if err != nil {
+		return 0, fmt.Errorf("prune the trigger deliveries: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	res, err = s.write.ExecContext(ctx, `DELETE FROM trigger_runs WHERE status <> 'running' AND started_at < ?`, at)
+	if err != nil {
+		return n, fmt.Errorf("prune the trigger runs: %w", err)
+	}
+	m, _ := res.RowsAffected()
+	return n + m, nil
+}

@@ -49,10 +49,19 @@ func readTriggerSecret(path string) ([]byte, error) {
 	return b, nil
 }
 
+// triggerKeep is how long a trigger's delivery ids and ended runs are
+// kept: a forge redelivers for days, not months. A delivery replayed
+// after it is held by the signature, the filters and the rate only.
+const triggerKeep = 90 * 24 * time.Hour
+
+// triggerPrune is how often what is older than triggerKeep is deleted.
+const triggerPrune = time.Hour
+
 // triggerRuns is the triggers' endpoint and the runs it started, stopped
 // with the scheduler's stage.
 type triggerRuns struct {
 	h    *triggers.Handler
+	st   *store.Store
 	stop context.CancelFunc
 	log  *slog.Logger
 }
@@ -72,27 +81,43 @@ func (a *app) newTriggers(ctx context.Context, cfg config, ext extensions) *trig
 		Triggers: cfg.triggers, Records: a.st, Log: a.log, Observer: a.met,
 		Runner: triggerRunner{s: ext.schedules, timeout: cfg.Scheduler.Timeout},
 	})
-	a.triggers = &triggerRuns{h: h, stop: cancel, log: a.log}
+	a.triggers = &triggerRuns{h: h, st: a.st, stop: cancel, log: a.log}
 	ext.triggers.h = h
 	return h
 }
 
-// run stores the requests' counts every second until its stage stops,
-// then stops the runs under way (and stores the last counts).
+// run stores the requests' counts every second and prunes old deliveries
+// and runs every hour (and at start) until its stage stops, then stops
+// the runs under way (and stores the last counts).
 func (t *triggerRuns) run(ctx context.Context) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	prune := time.NewTicker(triggerPrune)
+	defer prune.Stop()
+	t.prune(ctx)
 	for {
 		select {
 		case <-tick.C:
 			if err := t.h.Flush(ctx); err != nil && ctx.Err() == nil {
 				t.log.Warn("store the trigger requests' counts", "err", err)
 			}
+		case <-prune.C:
+			t.prune(ctx)
 		case <-ctx.Done():
 			t.stop()
 			t.h.Wait()
 			return nil
 		}
+	}
+}
+
+func (t *triggerRuns) prune(ctx context.Context) {
+	n, err := t.st.PruneTriggers(ctx, time.Now().Add(-triggerKeep))
+	switch {
+	case err != nil && ctx.Err() == nil:
+		t.log.Warn("prune the triggers' old deliveries and runs", "err", err)
+	case n > 0:
+		t.log.Info("pruned the triggers' old deliveries and runs", "rows", n)
 	}
 }
 
