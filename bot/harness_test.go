@@ -56,6 +56,9 @@ func (c *testConfig) bot(st *store.Store) Config {
 	cfg := c.Config
 	ws := c.Workspace
 	ws.Channels = st
+	if st != nil {
+		ws.Pulls = st
+	}
 	wsExt := workspaces.New(ws)
 	c.sched = scheduled.New(scheduled.Config{MaxPerUser: c.MaxSchedulesPerUser, Repos: wsExt})
 	var channels mcpservers.Channels

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,10 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters/console"
 
 	"github.com/claudeops/claudeops/forge"
 	"github.com/claudeops/claudeops/internal/giteatest"
 	"github.com/claudeops/claudeops/internal/testkit"
+	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -93,6 +98,19 @@ func TestPullRequestFromThread(t *testing.T) {
 	prs = s.PullRequests(t, repo)
 	if len(prs) != 1 || !strings.Contains(prs[0].Title, "Update the README") {
 		t.Fatalf("after a second pr: %+v; want the same one, retitled", prs)
+	}
+	// The bot's record of it, which a review on it finds the thread by:
+	// one, as Gitea shows it.
+	recs, err := h.st.PullRequestsOfThread(context.Background(), th.Key)
+	want := store.PullRequest{URL: prs[0].URL, Repo: s.CloneURL(repo), ForgeRepo: repo.Owner + "/" + repo.Name,
+		Number: prs[0].Number, Head: th.Branch, Base: "main", ThreadKey: th.Key, State: "open", OpenedBy: console.OperatorID}
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("the thread's recorded pull requests: %+v, %v; want one", recs, err)
+	}
+	got := recs[0]
+	got.OpenedAt, got.UpdatedAt = time.Time{}, time.Time{}
+	if got != want || recs[0].OpenedAt.IsZero() {
+		t.Errorf("recorded %+v\nwant %+v", recs[0], want)
 	}
 	h.stopBot()
 	tokenNowhere(t, tok, logs.String(), wsDir)

@@ -11,6 +11,7 @@ import (
 	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/forge"
+	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -81,7 +82,30 @@ func (p *part) cmdPR(ctx context.Context, ev adapters.Event, args []string) {
 		return
 	}
 	p.t.Audit(ctx, ev.User.ID, "pr", wt.Branch, pr.URL, true)
+	p.savePull(ctx, store.PullRequest{Repo: wt.Repo, ForgeRepo: repo.String(), Head: wt.Branch, Base: base,
+		ThreadKey: string(p.t.Ref().Key()), OpenedBy: ev.User.ID}, pr)
 	p.t.Reply(ctx, fmt.Sprintf("Pull request #%d from %s into %s: %s", pr.Number, text.CodeSpan(wt.Branch), text.CodeSpan(base), pr.URL))
+}
+
+// savePull records pr, which the bot opened or updated, with what rec
+// says of where it came from; a failure is logged (the pull request is
+// there all the same: only a review's way back to the thread is lost).
+func (p *part) savePull(ctx context.Context, rec store.PullRequest, pr forge.PR) {
+	if p.ext.cfg.Pulls == nil {
+		return
+	}
+	now := p.t.Now()
+	rec.URL, rec.Number, rec.State = pr.URL, pr.Number, pr.State
+	if pr.Head != "" {
+		rec.Head = pr.Head
+	}
+	if pr.Base != "" {
+		rec.Base = pr.Base
+	}
+	rec.OpenedAt, rec.UpdatedAt = now, now
+	if err := p.ext.cfg.Pulls.SavePullRequest(ctx, rec); err != nil {
+		p.t.Log().Error("record the pull request", "url", pr.URL, "err", err)
+	}
 }
 
 // forgeOf is repo's forge, when one is configured.

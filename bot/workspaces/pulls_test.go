@@ -1,6 +1,19 @@
 package workspaces
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/thread/threadtest"
+	"github.com/claudeops/claudeops/forge"
+	"github.com/claudeops/claudeops/store"
+	"github.com/claudeops/claudeops/workspace"
+)
 
 func TestFenced(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -29,5 +42,102 @@ func TestPRArgs(t *testing.T) {
 		if d, ti := prArgs(tc.in); d != tc.draft || ti != tc.title {
 			t.Errorf("prArgs(%q) = %v, %q; want %v, %q", tc.in, d, ti, tc.draft, tc.title)
 		}
+	}
+}
+
+// fakeForge is a forge.Forge with one pull request per head, numbered
+// from 1; err, when set, is every call's error.
+type fakeForge struct {
+	prs   map[string]forge.PR // by head
+	calls []string
+	err   error
+}
+
+func (f *fakeForge) OpenOrUpdatePR(_ context.Context, r forge.Repo, head, base, title, _ string, draft bool) (forge.PR, error) {
+	f.calls = append(f.calls, "open "+r.String()+" "+head+" "+base+" "+title)
+	if f.err != nil {
+		return forge.PR{}, f.err
+	}
+	if f.prs == nil {
+		f.prs = map[string]forge.PR{}
+	}
+	pr, ok := f.prs[head]
+	if !ok {
+		n := int64(len(f.prs) + 1)
+		pr = forge.PR{Number: n, URL: fmt.Sprintf("https://forge.example/acme/api/pulls/%d", n), State: "open", Head: head, Base: base}
+	}
+	pr.Draft = draft
+	f.prs[head] = pr
+	return pr, nil
+}
+
+func (f *fakeForge) PRFor(_ context.Context, _ forge.Repo, head string) (forge.PR, bool, error) {
+	f.calls = append(f.calls, "find "+head)
+	pr, ok := f.prs[head]
+	return pr, ok && pr.State == "open", f.err
+}
+
+func (f *fakeForge) Comment(context.Context, forge.Repo, int64, string) error { return f.err }
+
+type fakeForges struct{ f *fakeForge }
+
+func (o fakeForges) ForgeOf(string) (forge.Forge, forge.Repo, bool) {
+	return o.f, forge.Repo{Owner: "acme", Name: "api"}, true
+}
+
+// fakePulls is the store's record of pull requests.
+type fakePulls struct {
+	saved []store.PullRequest
+	err   error
+}
+
+func (s *fakePulls) SavePullRequest(_ context.Context, p store.PullRequest) error {
+	if s.err == nil {
+		s.saved = append(s.saved, p)
+	}
+	return s.err
+}
+
+// TestPRRecorded: a thread's `pr` records the pull request it opened
+// (what a review on it finds the thread by), and again when `pr` updates
+// it; a record the store refuses still leaves the pull request told.
+func TestPRRecorded(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		saveErr error
+		records int
+	}{
+		{name: "recorded each time", records: 2},
+		{name: "the store refuses", saveErr: errors.New("disk full")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &fakeManager{pushed: true, stat: workspace.Stat{Added: 1, Files: []workspace.FileStat{{Path: "a", Added: 1}}}}
+			f, pulls := &fakeForge{}, &fakePulls{err: tt.saveErr}
+			ft := threadtest.New("main", "alice")
+			at := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
+			ft.Clock = func() time.Time { return at }
+			m.dir = t.TempDir()
+			e := New(Config{Manager: m, Repos: []string{"console/console=/srv/api.git"}, Forges: fakeForges{f}, Pulls: pulls})
+			e.Init(ft)
+			p := e.Attach(ft).(*part)
+			ft.Rec.Repo, ft.Rec.Worktree, ft.Rec.Branch, ft.Rec.BaseCommit = "/srv/api.git", m.dir, "claudeops/thread-main", "0123456789abcdef"
+			ev := adapters.Event{User: adapters.User{ID: "alice", Name: "Alice"}, Message: &adapters.Incoming{ID: "m1", Text: "pr"}}
+			p.cmdPR(context.Background(), ev, []string{""})
+			p.cmdPR(context.Background(), ev, []string{"--draft Retitled"})
+			if said := strings.Join(ft.Said, "\n"); strings.Count(said, "Pull request #1 from `claudeops/thread-main` into `main`: https://forge.example/acme/api/pulls/1") != 2 {
+				t.Fatalf("said %q", said)
+			}
+			if len(pulls.saved) != tt.records {
+				t.Fatalf("records %+v, want %d", pulls.saved, tt.records)
+			}
+			for _, got := range pulls.saved {
+				want := store.PullRequest{URL: "https://forge.example/acme/api/pulls/1", Repo: "/srv/api.git", ForgeRepo: "acme/api", Number: 1,
+					Head: "claudeops/thread-main", Base: "main", ThreadKey: "console/console/main", State: "open", OpenedBy: "alice",
+					OpenedAt: at, UpdatedAt: at}
+				if got != want {
+					t.Errorf("recorded %+v\nwant %+v", got, want)
+				}
+			}
+		})
 	}
 }

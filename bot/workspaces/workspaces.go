@@ -8,6 +8,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/thread"
 	"github.com/claudeops/claudeops/forge"
+	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -28,6 +29,10 @@ type Config struct {
 	// Forges finds the forge of a bound repository, for `pr`; nil: none
 	// has one.
 	Forges Forges `env:"-"`
+	// Pulls records the pull requests the bot opens or updates (a review
+	// on one finds its thread by it) and finds a schedule's open one;
+	// *store.Store is it. nil: nothing is recorded.
+	Pulls Pulls `env:"-"`
 	// TTL: a thread idle this long loses its worktree (default 7 days).
 	TTL time.Duration `env:"CLAUDEOPS_WORKTREE_TTL" envDefault:"168h"`
 	// Sweep is how often idle worktrees are looked for (default: an hour,
@@ -77,6 +82,11 @@ type Workspaces interface {
 // holds its own token: nothing of it reaches the extension.
 type Forges interface {
 	ForgeOf(repo string) (f forge.Forge, r forge.Repo, ok bool)
+}
+
+// Pulls keeps the pull requests the bot opened; *store.Store is it.
+type Pulls interface {
+	SavePullRequest(ctx context.Context, p store.PullRequest) error
 }
 
 // noRepo is the repo setting `repo none` gives: the channel is unbound

@@ -28,6 +28,7 @@ type fakeManager struct {
 	commitErr error
 	pushErr   error
 	unchanged bool
+	pushed    bool // Unpushed answers 0 (else 1)
 	kept      bool
 	onPush    func() // called as Push starts
 	cuts      []workspace.PushCut
@@ -91,6 +92,9 @@ func (m *fakeManager) Push(context.Context, workspace.Worktree, string) error {
 
 func (m *fakeManager) Unpushed(context.Context, workspace.Worktree) (int, error) {
 	m.calls = append(m.calls, "unpushed")
+	if m.pushed {
+		return 0, nil
+	}
 	return 1, nil
 }
 

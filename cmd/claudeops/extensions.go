@@ -56,7 +56,7 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		return extensions{}, err
 	}
 	wc := cfg.Extensions.Workspaces
-	wc.Manager, wc.Channels = m, st
+	wc.Manager, wc.Channels, wc.Pulls = m, st, st
 	if len(cfg.forges) > 0 {
 		wc.Forges = cfg.forges
 	}
