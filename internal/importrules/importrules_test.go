@@ -86,6 +86,8 @@ var places = []place{
 	{"internal/giteatest", []string{"internal/testcli", "internal/testserver"}, "tests' helper: a real forge; its oracles read the REST API, not the forge package's SDK"},
 	{"internal/fakeanthropic", nil, "tests' helper: a fake made from the real API's shapes, not from our types"},
 	{"internal/fakeslack", nil, "tests' helper: a fake made from Slack's shapes, not from our adapter"},
+	{"internal/fakegithub", []string{"internal/schemacheck"}, "tests' helper: a fake made from GitHub's published REST description, not from our forge client"},
+	{"internal/schemacheck", nil, "tests' helper: a JSON value against a published schema"},
 	{"internal/kubetest", nil, "tests' helper"},
 	{"internal/mdtable", nil, "tests' helper: the documents' tables, for the tests that hold them to the code"},
 	{"internal/permcompare", nil, "tests only"},
