@@ -74,7 +74,7 @@ func TestHelpComplete(t *testing.T) {
 func TestConsoleHelpIsComplete(t *testing.T) {
 	h := newHarness(t, script(nil), nil)
 	h.say("help")
-	h.expect(regexp.QuoteMeta(`• `+"`"+`schedule add "<cron spec>" [--park] [--queue] [--push] [--timeout <duration>] [--catch-up <duration>] <prompt>`+"`") +
+	h.expect(regexp.QuoteMeta(`• `+"`"+`schedule add "<cron spec>" [--park] [--queue] [--push] [--pr] [--timeout <duration>] [--catch-up <duration>] <prompt>`+"`") +
 		`.*` + regexp.QuoteMeta("`--catch-up <duration>` after downtime"))
 	h.expect(regexp.QuoteMeta("• `/thread [<name>]` — at the console: show the current thread"))
 }

@@ -84,8 +84,8 @@ func (p *part) add(ctx context.Context, ev adapters.Event, sc Scheduling, arg st
 		return
 	}
 	s.Prompt = prompt
-	if s.Push && (p.ext.cfg.Repos == nil || p.ext.cfg.Repos.Repo(ctx, ref.ChannelKey()) == "") {
-		p.t.Reply(ctx, "Not scheduled: --push needs a repository bound to this channel (`repo <path or URL>`, admins).")
+	if why := p.pushable(ctx, s); why != "" {
+		p.t.Reply(ctx, "Not scheduled: "+why)
 		return
 	}
 	p.ext.adding.Lock()
@@ -107,6 +107,31 @@ func (p *part) add(ctx context.Context, ev adapters.Event, sc Scheduling, arg st
 	}
 	p.t.Audit(ctx, ev.User.ID, "schedule add", strconv.FormatInt(added.ID, 10), spec+" "+s.Prompt, true)
 	p.t.Reply(ctx, fmt.Sprintf("Schedule %d: `%s` — %s\nNext runs: %s", added.ID, added.Spec, added.Prompt, formatTimes(next)))
+}
+
+// pushable says why s's --push or --pr cannot work in this channel ("" if
+// they can, or s has neither): both need a repository bound to it, --pr a
+// forge for that repository too.
+func (p *part) pushable(ctx context.Context, s store.Schedule) string {
+	if !s.Push {
+		return ""
+	}
+	opt := "--push"
+	if s.PR {
+		opt = "--pr"
+	}
+	repos := p.ext.cfg.Repos
+	repo := ""
+	if repos != nil {
+		repo = repos.Repo(ctx, p.t.Ref().ChannelKey())
+	}
+	switch {
+	case repo == "":
+		return opt + " needs a repository bound to this channel (`repo <path or URL>`, admins)."
+	case s.PR && !repos.HasForge(repo):
+		return "--pr needs a forge for this channel's repository, to open the pull request on: the bot's operator names it in CLAUDEOPS_FORGES (`--push` pushes the branch without one)."
+	}
+	return ""
 }
 
 // quota reports why user may not add another schedule ("" if they may).
@@ -153,7 +178,10 @@ func (p *part) list(ctx context.Context, sc Scheduling) {
 		} else if len(next) > 0 {
 			state = " · next " + formatTimes(next)
 		}
-		if s.Push {
+		switch {
+		case s.PR:
+			state += " · pushes its branch and opens a pull request"
+		case s.Push:
 			state += " · pushes its branch"
 		}
 		lines = append(lines, fmt.Sprintf("%d. `%s` — %s · by %s%s", s.ID, s.Spec, text.Shorten(s.Prompt, 120), s.CreatedBy, state))
@@ -202,6 +230,9 @@ func runLine(r store.ScheduleRun) string {
 		if r.Commit != "" {
 			l += " at " + text.ShortCommit(r.Commit)
 		}
+	}
+	if r.PR != "" {
+		l += " · pull request " + r.PR
 	}
 	if r.Error != "" {
 		l += " · " + text.Shorten(text.OneLine(r.Error), 120)

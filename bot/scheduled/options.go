@@ -26,6 +26,8 @@ var addOptions = []addOption{
 		set: func(s *store.Schedule, _ time.Duration) { s.Overlap = "queue" }},
 	{name: "--push", help: "a run that changed files commits them and pushes its branch",
 		set: func(s *store.Schedule, _ time.Duration) { s.Push = true }},
+	{name: "--pr", help: "as --push, and opens a pull request, or updates the schedule's one still open",
+		set: func(s *store.Schedule, _ time.Duration) { s.Push, s.PR = true, true }},
 	{name: "--timeout", arg: "<duration>", help: "a run's time limit (e.g. 45m)",
 		set: func(s *store.Schedule, d time.Duration) { s.Timeout = d }},
 	{name: "--catch-up", arg: "<duration>", help: "after downtime, how late a missed slot still runs (e.g. 1h)",

@@ -18,17 +18,19 @@ type Config struct {
 	// takes the default (10), negative means no cap. (The variable's 0
 	// means no cap: cmd makes it negative.)
 	MaxPerUser int `env:"CLAUDEOPS_MAX_SCHEDULES_PER_USER" envDefault:"10"`
-	// Repos says which repository a channel is bound to (the workspaces
-	// extension, connected by cmd): a schedule's --push needs one. nil:
-	// none is.
+	// Repos says which repository a channel is bound to, and whether it
+	// has a forge (the workspaces extension, connected by cmd): a
+	// schedule's --push needs the one, --pr both. nil: none is.
 	Repos Repos `env:"-"`
 	// Triggers are what `triggers` shows (cmd connects them). nil: none.
 	Triggers Triggers `env:"-"`
 }
 
-// Repos says which repository a channel is bound to ("" for none).
+// Repos says which repository a channel is bound to ("" for none), and
+// whether the operator configured a forge for a repository.
 type Repos interface {
 	Repo(ctx context.Context, channel string) string
+	HasForge(repo string) bool
 }
 
 // Scheduling is what the schedule commands need of the scheduler:

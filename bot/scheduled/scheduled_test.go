@@ -205,6 +205,7 @@ func TestScheduleOptions(t *testing.T) {
 		{in: "update the deps", prompt: "update the deps"},
 		{in: "--park --queue --push --timeout 45m --catch-up 2h chore", prompt: "chore",
 			want: store.Schedule{ApprovalPolicy: "park", Overlap: "queue", Push: true, Timeout: 45 * time.Minute, CatchUp: 2 * time.Hour}},
+		{in: "--pr chore", prompt: "chore", want: store.Schedule{Push: true, PR: true}},
 		{in: "--timeout soon chore", err: `--timeout wants a duration such as 45m, not "soon"`},
 		{in: "--bogus x", err: "unknown option --bogus"},
 		{in: "--park", err: "the prompt is missing"},
@@ -265,4 +266,96 @@ func TestTriggerRunAsksNobody(t *testing.T) {
 			t.Errorf("said %q, want %q", ft.Said, want)
 		}
 	})
+}
+
+// fakeRepos binds a channel to repo; forged says whether it has a forge.
+type fakeRepos struct {
+	repo   string
+	forged bool
+}
+
+func (f fakeRepos) Repo(context.Context, string) string { return f.repo }
+func (f fakeRepos) HasForge(string) bool                { return f.forged }
+
+// fakeScheduling keeps what was added.
+type fakeScheduling struct{ added []store.Schedule }
+
+func (f *fakeScheduling) Add(_ context.Context, s store.Schedule) (store.Schedule, error) {
+	s.ID = int64(len(f.added) + 1)
+	f.added = append(f.added, s)
+	return s, nil
+}
+func (f *fakeScheduling) SetPaused(context.Context, int64, bool) error     { return nil }
+func (f *fakeScheduling) Remove(context.Context, int64) error              { return nil }
+func (f *fakeScheduling) RunNow(context.Context, int64) (time.Time, error) { return time.Time{}, nil }
+func (f *fakeScheduling) Next(store.Schedule, int) ([]time.Time, error)    { return nil, nil }
+
+// TestAddPushAndPR: --push needs the channel bound to a repository, --pr
+// a forge for it too; each refusal says why, and nothing is added.
+func TestAddPushAndPR(t *testing.T) {
+	tests := []struct {
+		name  string
+		repos Repos
+		line  string
+		said  string
+		added *store.Schedule
+	}{
+		{name: "--pr in a channel without a repository", repos: fakeRepos{}, line: `"0 2 * * *" --pr chore`,
+			said: "Not scheduled: --pr needs a repository bound to this channel"},
+		{name: "--pr without any workspaces", line: `"0 2 * * *" --pr chore`,
+			said: "Not scheduled: --pr needs a repository bound to this channel"},
+		{name: "--pr where the repository has no forge", repos: fakeRepos{repo: "/srv/api.git"}, line: `"0 2 * * *" --pr chore`,
+			said: "Not scheduled: --pr needs a forge for this channel's repository, to open the pull request on: the bot's operator names it in CLAUDEOPS_FORGES"},
+		{name: "--push needs no forge", repos: fakeRepos{repo: "/srv/api.git"}, line: `"0 2 * * *" --push chore`,
+			said: "Schedule 1: ", added: &store.Schedule{Push: true}},
+		{name: "--pr with a forge pushes too", repos: fakeRepos{repo: "/srv/api.git", forged: true}, line: `"0 2 * * *" --pr chore`,
+			said: "Schedule 1: ", added: &store.Schedule{Push: true, PR: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ft := threadtest.New("main", "alice")
+			e := New(Config{Repos: tt.repos, MaxPerUser: -1})
+			e.Init(ft)
+			sc := &fakeScheduling{}
+			e.SetScheduler(sc)
+			p := e.Attach(ft).(*part)
+			p.cmdSchedule(context.Background(), adapters.Event{User: adapters.User{ID: "alice"}}, []string{"add " + tt.line})
+			if said := strings.Join(ft.Said, "\n"); !strings.HasPrefix(said, tt.said) {
+				t.Errorf("said %q, want %q…", said, tt.said)
+			}
+			switch {
+			case tt.added == nil && len(sc.added) != 0:
+				t.Errorf("added %+v", sc.added)
+			case tt.added != nil && (len(sc.added) != 1 || sc.added[0].Push != tt.added.Push || sc.added[0].PR != tt.added.PR):
+				t.Errorf("added %+v, want push %v pr %v", sc.added, tt.added.Push, tt.added.PR)
+			}
+		})
+	}
+}
+
+// TestListAndRunsNamePR: `schedule list` says a --pr schedule opens a
+// pull request; `schedule runs` names each run's.
+func TestListAndRunsNamePR(t *testing.T) {
+	ft := threadtest.New("main", "alice")
+	ft.Records.Schedules = []store.Schedule{
+		{ID: 1, Spec: "30 2 * * *", Prompt: "chore", Platform: "console", Channel: "console", CreatedBy: "alice", Push: true, PR: true},
+		{ID: 2, Spec: "0 3 * * *", Prompt: "push only", Platform: "console", Channel: "console", CreatedBy: "alice", Push: true},
+	}
+	ft.Records.RunsOf = map[int64][]store.ScheduleRun{1: {{ScheduleID: 1, Status: "succeeded", Branch: "claudeops/schedule-1-20261129-0230",
+		Commit: "0123456789abcdef", PR: "https://forge.example/acme/api/pulls/4"}}}
+	e := New(Config{})
+	e.Init(ft)
+	e.SetScheduler(&fakeScheduling{})
+	p := e.Attach(ft).(*part)
+	ctx := context.Background()
+	p.cmdSchedule(ctx, adapters.Event{User: adapters.User{ID: "alice"}}, []string{"list"})
+	p.cmdSchedule(ctx, adapters.Event{User: adapters.User{ID: "alice"}}, []string{"runs 1"})
+	said := strings.Join(ft.Said, "\n")
+	for _, want := range []string{"1. `30 2 * * *` — chore · by alice · pushes its branch and opens a pull request\n",
+		"2. `0 3 * * *` — push only · by alice · pushes its branch\n",
+		"branch `claudeops/schedule-1-20261129-0230` at 0123456789 · pull request https://forge.example/acme/api/pulls/4"} {
+		if !strings.Contains(said+"\n", want) {
+			t.Errorf("said %q, want %q", said, want)
+		}
+	}
 }

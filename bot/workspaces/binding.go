@@ -61,6 +61,16 @@ func (e *Extension) Repo(_ context.Context, channel string) string {
 	return ""
 }
 
+// HasForge says whether the operator configured a forge for repo (a
+// schedule's --pr needs one).
+func (e *Extension) HasForge(repo string) bool {
+	if e.cfg.Forges == nil {
+		return false
+	}
+	_, _, ok := e.cfg.Forges.ForgeOf(repo)
+	return ok
+}
+
 // bind makes a bot admin's `repo <value>` the channel's repo setting:
 // checked as `set` checks it (bot admins only; refused where the settings
 // file manages it, saying where), stored, applied, audited with before and
