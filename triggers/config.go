@@ -27,6 +27,16 @@ import (
 //	    per_hour: 10                   # at most this many runs an hour
 //	    prompt: |
 //	      Look into issue #{{.issue.number}}: {{.issue.title}}
+//	  - name: reviews
+//	    kind: gitea
+//	    review: true                   # comments and reviews on the bot's pull requests
+//	    secret_file: /run/secrets/gitea-hook
+//	    repos: [acme/api]
+//	    per_hour: 60
+//
+// A review trigger (review.go) has no channel and no prompt: an event about
+// a pull request the bot opened goes into the thread that opened it, and
+// costs no model call; its on, when given, narrows the events further.
 //
 // Every problem is reported with its line, all at once; a file with any
 // problem gives no trigger. Secrets are read from files, never written
@@ -48,6 +58,9 @@ type Trigger struct {
 	Repos             []string
 	On                []Filter
 	PerHour           int
+	// Review: the trigger routes comments and reviews on the bot's pull
+	// requests to the threads that opened them (review.go).
+	Review bool
 	// SecretFile is where its secret was read from (said, never the secret).
 	SecretFile string
 	Line       int
@@ -77,13 +90,14 @@ type rawTrigger struct {
 	On         []Filter `yaml:"on"`
 	PerHour    int      `yaml:"per_hour"`
 	Prompt     string   `yaml:"prompt"`
+	Review     bool     `yaml:"review"`
 }
 
 var (
 	nameRe     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 	channelRe  = regexp.MustCompile(`^(slack|matrix|console)/\S+$`)
 	repoRe     = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	triggerKey = []string{"name", "kind", "channel", "secret_file", "repos", "on", "per_hour", "prompt"}
+	triggerKey = []string{"name", "kind", "channel", "secret_file", "repos", "on", "per_hour", "prompt", "review"}
 )
 
 // Parse reads a triggers file's content; readSecret reads a secret_file
@@ -151,31 +165,42 @@ func (p *parser) trigger(n *yaml.Node) {
 		return
 	}
 	before := len(p.problems)
-	t := Trigger{Name: raw.Name, Kind: raw.Kind, Repos: raw.Repos, On: raw.On, PerHour: raw.PerHour, SecretFile: raw.SecretFile, Line: n.Line}
+	t := Trigger{Name: raw.Name, Kind: raw.Kind, Repos: raw.Repos, On: raw.On, PerHour: raw.PerHour, SecretFile: raw.SecretFile, Review: raw.Review, Line: n.Line}
 	p.checkName(n, raw.Name)
 	switch raw.Kind {
 	case KindGitea, KindGitHub:
 		p.checkForge(n, raw)
 	case KindGeneric:
-		if len(raw.Repos) > 0 || len(raw.On) > 0 {
-			p.bad(n, "trigger %q: repos and on are for gitea and github triggers", raw.Name)
+		if len(raw.Repos) > 0 || len(raw.On) > 0 || raw.Review {
+			p.bad(n, "trigger %q: repos, on and review are for gitea and github triggers", raw.Name)
 		}
 	default:
 		p.bad(n, "trigger %q: kind %q is not gitea, github or generic", raw.Name, raw.Kind)
-	}
-	if !channelRe.MatchString(raw.Channel) {
-		p.bad(n, "trigger %q: channel %q is not <platform>/<channel> (slack, matrix or console)", raw.Name, raw.Channel)
-	} else {
-		t.Platform, t.Channel, _ = strings.Cut(raw.Channel, "/")
 	}
 	if raw.PerHour <= 0 {
 		p.bad(n, "trigger %q: per_hour (at most this many runs an hour) must be above 0", raw.Name)
 	}
 	t.secret = p.secret(n, raw)
-	t.prompt = p.template(n, raw)
+	if raw.Review {
+		if raw.Channel != "" || raw.Prompt != "" {
+			p.bad(n, "trigger %q: a review trigger has no channel nor prompt (an event goes into the thread that opened the pull request)", raw.Name)
+		}
+	} else {
+		t.Platform, t.Channel = p.channel(n, raw)
+		t.prompt = p.template(n, raw)
+	}
 	if len(p.problems) == before {
 		p.triggers = append(p.triggers, t)
 	}
+}
+
+func (p *parser) channel(n *yaml.Node, raw rawTrigger) (platform, channel string) {
+	if !channelRe.MatchString(raw.Channel) {
+		p.bad(n, "trigger %q: channel %q is not <platform>/<channel> (slack, matrix or console)", raw.Name, raw.Channel)
+		return "", ""
+	}
+	platform, channel, _ = strings.Cut(raw.Channel, "/")
+	return platform, channel
 }
 
 func (p *parser) checkName(n *yaml.Node, name string) {
@@ -199,7 +224,7 @@ func (p *parser) checkForge(n *yaml.Node, raw rawTrigger) {
 			p.bad(n, "trigger %q: repository %q is not owner/name", raw.Name, r)
 		}
 	}
-	if len(raw.On) == 0 {
+	if len(raw.On) == 0 && !raw.Review {
 		p.bad(n, "trigger %q: a %s trigger says which events it takes (on: [{event: …, action: …}])", raw.Name, raw.Kind)
 	}
 	for _, f := range raw.On {

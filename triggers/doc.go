@@ -26,10 +26,17 @@
 // event is nobody in the chat: it decides no approval (the run's starter
 // is "trigger:<name>"; the channel's unattended policy applies).
 //
+// A review trigger (review: true, review.go) starts nothing: a comment or
+// review on a pull request the bot opened is posted, through Reviews,
+// into the thread that opened it (after the same checks and the rate),
+// without a model call; any other pull request's, and the bot's own
+// comments, are "ignored".
+//
 // # Files
 //
 // config.go: the file, read with every problem and its line. verify.go:
 // the signatures and the token. filter.go: which events a trigger takes.
 // prompt.go: the template and the marking of outside data. handler.go:
-// the endpoint and its checks in order; rate.go: the rate.
+// the endpoint and its checks in order; rate.go: the rate. review.go: the
+// review triggers' events, routed to their threads.
 package triggers

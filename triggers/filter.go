@@ -8,6 +8,11 @@ func (t *Trigger) takes(event string, body map[string]any) bool {
 	if t.Kind == KindGeneric {
 		return true
 	}
+	if t.Review {
+		// Its events are those about a pull request's conversation; on,
+		// when given, narrows them.
+		return isReviewEvent(t.Kind, event) && (len(t.On) == 0 || slices.ContainsFunc(t.On, func(f Filter) bool { return f.match(event, body) }))
+	}
 	return slices.ContainsFunc(t.On, func(f Filter) bool { return f.match(event, body) })
 }
 

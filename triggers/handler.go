@@ -56,9 +56,11 @@ type Handler struct {
 	byName map[string]*Trigger
 	rec    Records
 	run    Runner
-	obs    Observer
-	log    *slog.Logger
-	now    func() time.Time
+	// reviews takes review triggers' events (review.go); nil: none.
+	reviews Reviews
+	obs     Observer
+	log     *slog.Logger
+	now     func() time.Time
 	// base is the runs' context: they outlive their request.
 	base context.Context
 	runs sync.WaitGroup
@@ -72,6 +74,8 @@ type Config struct {
 	Triggers []Trigger
 	Records  Records
 	Runner   Runner
+	// Reviews takes the review triggers' events (nil when none is).
+	Reviews Reviews
 	// Observer is told the outcomes (nil: nobody).
 	Observer Observer
 	Log      *slog.Logger
@@ -81,7 +85,7 @@ type Config struct {
 
 // New makes the handler; runs started after ctx ends are not started.
 func New(ctx context.Context, cfg Config) *Handler {
-	h := &Handler{byName: map[string]*Trigger{}, rec: cfg.Records, run: cfg.Runner, obs: cfg.Observer, log: cfg.Log, now: cfg.Now, base: ctx}
+	h := &Handler{byName: map[string]*Trigger{}, rec: cfg.Records, run: cfg.Runner, reviews: cfg.Reviews, obs: cfg.Observer, log: cfg.Log, now: cfg.Now, base: ctx}
 	if h.obs == nil {
 		h.obs = nopObserver{}
 	}
@@ -231,6 +235,9 @@ func (h *Handler) check(ctx context.Context, t *Trigger, w http.ResponseWriter, 
 	}
 	if t.Kind != KindGeneric && !slices.Contains(t.Repos, repo(obj)) {
 		return unbound
+	}
+	if t.Review {
+		return h.routeReview(ctx, t, event, obj, delivery, now)
 	}
 	f, err := t.render(event, obj, delivery)
 	if err != nil {
