@@ -146,6 +146,10 @@ func (f *face) BeginRun(ctx context.Context, r thread.Run, p thread.Prompt) erro
 	return nil
 }
 
+func (f *face) Send(ctx context.Context, p thread.Prompt) error {
+	return f.w.prompt(ctx, promptIn{Prompt: p, at: f.w.arrived})
+}
+
 // errNotSent: a run's prompt could not be sent (the thread was told why).
 var errNotSent = errors.New("the prompt could not be sent to Claude")
 

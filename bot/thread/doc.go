@@ -26,7 +26,8 @@
 //
 // # Hooks, in the order the kernel calls them
 //
-// A message for Claude (a person's, or a run's: Thread.BeginRun):
+// A message for Claude (a person's, one a part sends on a person's behalf:
+// Thread.Send, or a run's: Thread.BeginRun):
 //
 //  1. PromptGate.BeforePrompt may refuse it; the kernel then tells the
 //     thread why and audits it, and nothing reaches Claude.

@@ -136,6 +136,13 @@ type Thread interface {
 	// until EndRun.
 	BeginRun(ctx context.Context, r Run, p Prompt) error
 	EndRun()
+	// Send sends p to Claude as p.User's message in the thread, as if
+	// they had written p.Text: their sender line first, the PromptGates
+	// asked, the session started or resumed (its conversation kept). It
+	// returns nil once Claude has it, else why not (the thread was told).
+	// For a command that hands Claude text on its sender's behalf
+	// (`review`): the sender decided it, so it is theirs, never Auto.
+	Send(ctx context.Context, p Prompt) error
 }
 
 // Reader is the store's queries an extension may make; *store.Store is it.

@@ -31,7 +31,8 @@ type Thread struct {
 	// Resolver is what Scopes answers (nil: one with Admins as the bot's
 	// admins and nothing set).
 	Resolver *settings.Resolver
-	// InterruptErr is what Interrupt returns; PromptErr what BeginRun does.
+	// InterruptErr is what Interrupt returns; PromptErr what BeginRun
+	// and Send do.
 	InterruptErr, PromptErr error
 
 	// What the part did.
@@ -246,3 +247,9 @@ func (t *Thread) BeginRun(_ context.Context, r thread.Run, p thread.Prompt) erro
 }
 
 func (t *Thread) EndRun() { t.Doing = nil }
+
+// Send records p with the prompts (BeginRun's too) and returns PromptErr.
+func (t *Thread) Send(_ context.Context, p thread.Prompt) error {
+	t.Prompts = append(t.Prompts, p)
+	return t.PromptErr
+}
