@@ -114,6 +114,8 @@ func TestSentencesAreNotCommands(t *testing.T) {
 		{"unset the GOFLAGS variable in the Makefile", ""},
 		{"forget the old API, use v2", ""},
 		{"memory leak in the parser: find it", ""},
+		{"review the diff before it merges", ""},
+		{"review", "review"},
 		{"set model opus", "set"},
 		{"set --bot model opus", "set"},
 		{"set Instructions always run make lint", "set"},

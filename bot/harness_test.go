@@ -17,6 +17,7 @@ import (
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/memory"
+	"github.com/claudeops/claudeops/bot/reviews"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/scopes"
 	"github.com/claudeops/claudeops/bot/thread"
@@ -67,7 +68,7 @@ func (c *testConfig) bot(st *store.Store) Config {
 	if st != nil {
 		channels, kept, facts = st, st, st
 	}
-	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels), scopes.New(kept), memory.New(memory.Config{Facts: facts})}
+	cfg.Extensions = []thread.Extension{limits.New(c.Limits), wsExt, c.sched, mcpservers.New(c.MCP, channels), scopes.New(kept), memory.New(memory.Config{Facts: facts}), reviews.New()}
 	return cfg
 }
 

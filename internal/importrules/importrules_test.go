@@ -36,7 +36,7 @@ const extensionWhy = "an extension sees a thread only through the face (bot/thre
 
 // places: every package of the module, by path below it.
 var places = []place{
-	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/memory", "bot/runnerimage", "bot/scheduled", "bot/scopes", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "forge", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "triggers", "workspace"},
+	{"cmd/claudeops", []string{"adapters", "adapters/console", "adapters/matrix", "adapters/slack", "bot", "bot/limits", "bot/mcpservers", "bot/mcptools", "bot/memory", "bot/reviews", "bot/runnerimage", "bot/scheduled", "bot/scopes", "bot/thread", "bot/workspaces", "claudeproc", "claudeproc/docker", "claudeproc/kubernetes", "forge", "health", "internal/fspath", "metrics", "scheduler", "settings", "store", "triggers", "workspace"},
 		"the composition root wires every part; it imports no test helper"},
 
 	{"bot", []string{"adapters", "adapters/outbox", "approvals", "bot/internal/text", "bot/mcptools", "bot/thread", "claudeproc", "internal/fspath", "settings", "store"},
@@ -50,6 +50,7 @@ var places = []place{
 	{"bot/mcpservers", extensionMay, extensionWhy},
 	{"bot/scopes", extensionMay, extensionWhy},
 	{"bot/memory", extensionMay, extensionWhy},
+	{"bot/reviews", extensionMay, extensionWhy},
 	{"bot/runnerimage", extensionMay, extensionWhy},
 	{"bot/internal/text", []string{"adapters"}, "the wording kernel and extensions share: a leaf beside the port (Visible)"},
 	{"bot/internal/filegraph", nil, "a measuring command, of nobody's"},
@@ -125,6 +126,7 @@ var guards = []guard{
 	{"bot/mcpservers", []string{"cmd/claudeops"}, "cmd builds the extensions and hands them to the bot"},
 	{"bot/scopes", []string{"cmd/claudeops"}, "cmd builds the extensions and hands them to the bot"},
 	{"bot/memory", []string{"cmd/claudeops"}, "cmd builds the extensions and hands them to the bot"},
+	{"bot/reviews", []string{"cmd/claudeops"}, "cmd builds the extensions and hands them to the bot"},
 	{"bot/runnerimage", []string{"cmd/claudeops"}, "cmd builds the extensions and hands them to the bot"},
 	{"metrics", []string{"cmd/claudeops"}, "only cmd hands the metrics to the parts' observers"},
 	{"health", []string{"cmd/claudeops"}, "only cmd serves the operational endpoints"},
