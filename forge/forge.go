@@ -20,10 +20,14 @@ import (
 // when there is none (no error).
 //
 // Comment adds body to the conversation of repo's pull request number.
+//
+// Self is the login of the account the bot's token is for: what the bot
+// itself writes on the forge is its (a review trigger ignores it).
 type Forge interface {
 	OpenOrUpdatePR(ctx context.Context, repo Repo, head, base, title, body string, draft bool) (PR, error)
 	PRFor(ctx context.Context, repo Repo, head string) (pr PR, found bool, err error)
 	Comment(ctx context.Context, repo Repo, number int64, body string) error
+	Self(ctx context.Context) (login string, err error)
 }
 
 // Repo names a repository on a forge.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"code.gitea.io/sdk/gitea"
@@ -28,6 +29,10 @@ type Gitea struct {
 	token Token
 	http  *http.Client
 	log   *slog.Logger
+
+	// self is the token's login once asked (Self).
+	mu   sync.Mutex
+	self string
 }
 
 // GiteaConfig configures NewGitea.
@@ -196,4 +201,23 @@ func toPR(p *gitea.PullRequest) PR {
 		pr.Base = p.Base.Ref
 	}
 	return pr
+}
+
+// Self implements Forge: the token's user, asked once.
+func (g *Gitea) Self(ctx context.Context) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.self != "" {
+		return g.self, nil
+	}
+	c, err := g.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	u, _, err := c.GetMyUserInfo()
+	if err != nil {
+		return "", fmt.Errorf("gitea: who the token is for: %w", err)
+	}
+	g.self = u.UserName
+	return g.self, nil
 }

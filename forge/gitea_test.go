@@ -35,7 +35,7 @@ func pushBranch(t *testing.T, s *giteatest.Server, repo giteatest.Repo, w, branc
 // TestGiteaPullRequests, against a real Gitea: a pushed branch's pull
 // request opens; opening again from the same branch updates that one (no
 // second); PRFor finds it and nothing for another branch; a comment lands
-// on it; a draft opens as one and turns ready. The token appears in no
+// on it; Self is the token's user; a draft opens as one and turns ready. The token appears in no
 // log line nor in the worktree's .git/config.
 func TestGiteaPullRequests(t *testing.T) {
 	t.Parallel()
@@ -88,6 +88,10 @@ func TestGiteaPullRequests(t *testing.T) {
 	}
 	if cs := s.Comments(t, repo, first.Number); len(cs) != 1 || cs[0].Body != "the run's summary" {
 		t.Fatalf("comments: %+v", cs)
+	}
+
+	if self, err := g.Self(ctx); err != nil || self != s.Admin {
+		t.Fatalf("Self: %q, %v; want the token's user %q", self, err, s.Admin)
 	}
 
 	draft, err := g.OpenOrUpdatePR(ctx, frepo, "claudeops/draft", "main", "Try a thing", "", true)

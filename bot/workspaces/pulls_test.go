@@ -78,6 +78,7 @@ func (f *fakeForge) PRFor(_ context.Context, _ forge.Repo, head string) (forge.P
 }
 
 func (f *fakeForge) Comment(context.Context, forge.Repo, int64, string) error { return f.err }
+func (f *fakeForge) Self(context.Context) (string, error)                     { return "claudeops-bot", f.err }
 
 type fakeForges struct{ f *fakeForge }
 

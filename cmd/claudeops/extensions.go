@@ -6,6 +6,7 @@ import (
 	"github.com/claudeops/claudeops/bot/limits"
 	"github.com/claudeops/claudeops/bot/mcpservers"
 	"github.com/claudeops/claudeops/bot/memory"
+	"github.com/claudeops/claudeops/bot/reviews"
 	"github.com/claudeops/claudeops/bot/runnerimage"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/bot/scopes"
@@ -35,6 +36,10 @@ type extensions struct {
 	scopes *scopes.Extension
 	// memory keeps a channel's facts and gives them to its sessions.
 	memory *memory.Extension
+	// reviews shows a bot's pull request's comments and reviews in the
+	// thread that opened it (a review trigger's, triggers.go) and lets
+	// its starter hand them to Claude.
+	reviews *reviews.Extension
 	// triggers is what `triggers` shows (triggers.go); nil without any.
 	triggers *triggerShow
 }
@@ -76,6 +81,7 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 		image:      runnerimage.New(runnerImage(cfg.Runner)),
 		scopes:     scopes.New(st),
 		memory:     memory.New(memory.Config{Facts: st}),
+		reviews:    reviews.New(),
 		triggers:   show,
 	}, nil
 }
@@ -85,9 +91,10 @@ func newExtensions(cfg config, st *store.Store, log *slog.Logger) (extensions, e
 // summary, a scheduled run's push), then schedules (the run's record),
 // then the operator's MCP servers (launch only), then the channel's image
 // (launch and status), then the settings commands, then the channel's
-// facts (instructions, after any the channel's settings give).
+// facts (instructions, after any the channel's settings give), then the
+// review loop (a pull request's review, `review`).
 func (e extensions) list() []thread.Extension {
-	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.image, e.scopes, e.memory}
+	return []thread.Extension{e.limits, e.workspaces, e.schedules, e.mcp, e.image, e.scopes, e.memory, e.reviews}
 }
 
 // checkSettings gives the resolver the extensions' checks of values set

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claudeops/claudeops/adapters"
+	"github.com/claudeops/claudeops/bot/reviews"
 	"github.com/claudeops/claudeops/bot/scheduled"
 	"github.com/claudeops/claudeops/store"
 	"github.com/claudeops/claudeops/triggers"
@@ -79,7 +81,8 @@ func (a *app) newTriggers(ctx context.Context, cfg config, ext extensions) *trig
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h := triggers.New(rctx, triggers.Config{
 		Triggers: cfg.triggers, Records: a.st, Log: a.log, Observer: a.met,
-		Runner: triggerRunner{s: ext.schedules, timeout: cfg.Scheduler.Timeout},
+		Runner:  triggerRunner{s: ext.schedules, timeout: cfg.Scheduler.Timeout},
+		Reviews: reviewRoute{st: a.st, forges: cfg.forges, ext: ext.reviews},
 	})
 	a.triggers = &triggerRuns{h: h, st: a.st, stop: cancel, log: a.log}
 	ext.triggers.h = h
@@ -138,6 +141,33 @@ func (r triggerRunner) RunTrigger(ctx context.Context, f triggers.Fire) (trigger
 		Trigger: f.Trigger, Platform: f.Platform, Channel: f.Channel, Head: f.Head, Prompt: f.Prompt,
 	})
 	return triggers.Ran{ThreadKey: res.ThreadKey, CostUSD: res.CostUSD}, err
+}
+
+// reviewRoute takes a review trigger's events: the store's record of the
+// bot's pull requests, the forge account the bot uses there (its token's
+// user), and the thread's side (bot/reviews).
+type reviewRoute struct {
+	st     *store.Store
+	forges forges
+	ext    *reviews.Extension
+}
+
+func (r reviewRoute) PullRequestByURL(ctx context.Context, url string) (store.PullRequest, bool, error) {
+	return r.st.PullRequestByURL(ctx, url)
+}
+
+func (r reviewRoute) Self(ctx context.Context, pr store.PullRequest) (string, error) {
+	f, _, ok := r.forges.ForgeOf(pr.Repo)
+	if !ok {
+		return "", fmt.Errorf("no forge is configured for %s (CLAUDEOPS_FORGES)", pr.Repo)
+	}
+	return f.Self(ctx)
+}
+
+func (r reviewRoute) Post(_ context.Context, pr store.PullRequest, rv triggers.Review) error {
+	return r.ext.Deliver(adapters.ThreadKey(pr.ThreadKey), reviews.Item{
+		PR: rv.PR, Number: rv.Number, Author: rv.Author, What: rv.What, Body: rv.Body, Quoted: rv.Quoted(),
+	})
 }
 
 // triggerShow is what `triggers` shows: the file's triggers and the
