@@ -14,7 +14,9 @@ import (
 // OpenOrUpdatePR opens a pull request from the branch head to base in
 // repo, or, when one from head is open already, updates that one (title,
 // body, base, draft) rather than opening a second. A draft is one a
-// reviewer is told is not ready. It returns the pull request as it now is.
+// reviewer is told is not ready; a forge whose API cannot change that
+// after opening (GitHub's REST API) leaves it as it was on an update. It
+// returns the pull request as it now is, its Draft included.
 //
 // PRFor finds the open pull request from head in repo; found is false
 // when there is none (no error).

@@ -19,7 +19,7 @@ func TestTokenNeverPrints(t *testing.T) {
 		t.Fatalf("value %q: the line end should be dropped", tok.value())
 	}
 	var logged bytes.Buffer
-	slog.New(slog.NewJSONHandler(&logged, nil)).Info("x", "token", tok, "cfg", GiteaConfig{Token: tok})
+	slog.New(slog.NewJSONHandler(&logged, nil)).Info("x", "token", tok, "cfg", GiteaConfig{Token: tok}, "gh", GitHubConfig{Token: tok})
 	js, err := json.Marshal(struct{ T Token }{tok})
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +27,7 @@ func TestTokenNeverPrints(t *testing.T) {
 	for _, s := range []string{
 		fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s %q", tok, tok, tok, tok, tok),
 		fmt.Sprintf("%+v %#v", GiteaConfig{Token: tok}, GiteaConfig{Token: tok}),
+		fmt.Sprintf("%+v %#v", GitHubConfig{Token: tok}, GitHubConfig{Token: tok}),
 		logged.String(), string(js),
 	} {
 		if strings.Contains(s, secret) {

@@ -6,7 +6,8 @@
 // Start serves, below a GitHub Enterprise-style base path (Server.URL ends
 // in /api/v3), the operations a forge client calls — pulls/list (state,
 // head as owner:branch, base, pages with a Link header), pulls/get,
-// pulls/create, pulls/update, issues/create-comment — keeping repositories,
+// pulls/create, pulls/update, issues/create-comment, users/get-authenticated
+// (GET /user: the token's user, Server.Login) — keeping repositories,
 // pull requests and comments, with GitHub's refusals: 401 without the
 // token (Bearer or token), 404 for what is not there, 422 for a second
 // open pull request from one head into one base ("A pull request already

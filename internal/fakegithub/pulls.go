@@ -121,11 +121,29 @@ type call struct {
 type handler func(*Server, http.ResponseWriter, *call) (int, any)
 
 var handlers = map[string]handler{
-	"pulls/list":            (*Server).listPulls,
-	"pulls/get":             (*Server).getPull,
-	"pulls/create":          (*Server).createPull,
-	"pulls/update":          (*Server).updatePull,
-	"issues/create-comment": (*Server).createComment,
+	"pulls/list":              (*Server).listPulls,
+	"pulls/get":               (*Server).getPull,
+	"pulls/create":            (*Server).createPull,
+	"pulls/update":            (*Server).updatePull,
+	"issues/create-comment":   (*Server).createComment,
+	"users/get-authenticated": (*Server).authenticated,
+}
+
+// authenticated is the token's user, as "private-user".
+func (s *Server) authenticated(w http.ResponseWriter, c *call) (int, any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u := s.user(s.Login)
+	for k, v := range map[string]any{
+		"user_view_type": "private", "name": nil, "company": nil, "blog": nil, "location": nil, "email": nil,
+		"hireable": nil, "bio": nil, "public_repos": 0, "public_gists": 0, "followers": 0, "following": 0,
+		"created_at": stamp(s.started), "updated_at": stamp(s.started), "private_gists": 0,
+		"total_private_repos": 0, "owned_private_repos": 0, "disk_usage": 0, "collaborators": 0,
+		"two_factor_authentication": true,
+	} {
+		u[k] = v
+	}
+	return http.StatusOK, u
 }
 
 // notFound is GitHub's 404.

@@ -26,8 +26,9 @@ type Server struct {
 	Token string // the one token it accepts, as "Bearer" or "token"
 	Login string // the token's user: the author of what it opens
 
-	d *Description
-	t testing.TB
+	started time.Time
+	d       *Description
+	t       testing.TB
 
 	mu       sync.Mutex
 	repos    map[string]*repo // by "owner/name", lower case
@@ -54,7 +55,7 @@ func Start(t testing.TB) *Server {
 	t.Helper()
 	d := Describe(t)
 	s := &Server{Token: "ghp_fake" + fmt.Sprint(time.Now().UnixNano()), Login: "claudeops-bot", d: d, t: t,
-		repos: map[string]*repo{}, users: map[string]int64{}, nextID: 1000}
+		repos: map[string]*repo{}, users: map[string]int64{}, nextID: 1000, started: time.Now()}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	s.Web, s.URL = srv.URL, srv.URL+apiPath
 	t.Cleanup(func() {
@@ -102,10 +103,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	path, ok := strings.CutPrefix(r.URL.Path, apiPath)
 	req := Request{Method: r.Method, Path: path, Query: r.URL.RawQuery, Body: string(body), Authorization: r.Header.Get("Authorization")}
 	rec := &recorder{ResponseWriter: w}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	i := len(s.requests) - 1
+	s.mu.Unlock()
+	// Recorded as it arrives (a client may send its next request before
+	// this handler returns); the answer's status and operation when known.
 	defer func() {
-		req.Status = rec.status
 		s.mu.Lock()
-		s.requests = append(s.requests, req)
+		s.requests[i].Status, s.requests[i].Op = rec.status, req.Op
 		s.mu.Unlock()
 	}()
 	if !ok {

@@ -261,6 +261,12 @@ func (c *Checker) combined(s map[string]any, v any, at string, out *[]string, de
 			c.check(sub, v, at, out, depth+1)
 		}
 	}
+	if target, ok := c.discriminated(s, v); ok {
+		// OpenAPI's discriminator names the one schema of oneOf/anyOf
+		// that applies (others may match too: it decides, not they).
+		c.check(target, v, at, out, depth+1)
+		return
+	}
 	for _, word := range []string{"anyOf", "oneOf"} {
 		subs, ok := s[word].([]any)
 		if !ok {
@@ -283,6 +289,26 @@ func (c *Checker) combined(s map[string]any, v any, at string, out *[]string, de
 			*out = append(*out, fmt.Sprintf("%s: matches %d of oneOf's schemas, not exactly one", at, matched))
 		}
 	}
+}
+
+// discriminated is the schema s's discriminator maps v's value of its
+// property to; false: s has none, or v does not say.
+func (c *Checker) discriminated(s map[string]any, v any) (any, bool) {
+	d, ok := s["discriminator"].(map[string]any)
+	obj, isObj := v.(map[string]any)
+	if !ok || !isObj {
+		return nil, false
+	}
+	name, _ := d["propertyName"].(string)
+	val, ok := obj[name].(string)
+	if !ok {
+		return nil, false
+	}
+	mapping, _ := d["mapping"].(map[string]any)
+	if ref, ok := mapping[val].(string); ok {
+		return map[string]any{"$ref": ref}, true
+	}
+	return nil, false
 }
 
 func (c *Checker) object(s map[string]any, obj map[string]any, at string, out *[]string, depth int) {

@@ -22,7 +22,11 @@ const doc = `{
     "meta": {"type": "object", "additionalProperties": {"type": "string"}},
     "head": {"oneOf": [{"type": "string"}, {"type": "object", "required": ["ref"], "properties": {"ref": {"type": "string"}}}]},
     "action": {"type": ["string", "null"], "const": "labeled"}}},
-  "a~b/c": {"type": "boolean"}
+  "a~b/c": {"type": "boolean"},
+  "private": {"type": "object", "required": ["login", "plan"], "properties": {"login": {"type": "string"}, "plan": {"type": "string"}}},
+  "public": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}}},
+  "someone": {"oneOf": [{"$ref": "#/components/schemas/private"}, {"$ref": "#/components/schemas/public"}],
+    "discriminator": {"propertyName": "view", "mapping": {"private": "#/components/schemas/private", "public": "#/components/schemas/public"}}}
  }}}`
 
 func TestCheck(t *testing.T) {
@@ -56,6 +60,9 @@ func TestCheck(t *testing.T) {
 			[]string{`$: "draft" is not a property the schema names`}},
 		{"escaped pointer", "#/components/schemas/a~0b~1c", `"yes"`, false, []string{"$: a string where the schema wants boolean"}},
 		{"dangling ref", "#/components/schemas/none", `{}`, false, []string{`no "none"`}},
+		{"oneOf matching two", "#/components/schemas/someone", `{"login": "a", "plan": "pro"}`, false, []string{"matches 2 of oneOf's schemas"}},
+		{"the discriminator decides", "#/components/schemas/someone", `{"login": "a", "plan": "pro", "view": "private"}`, false, nil},
+		{"the discriminator's schema is checked", "#/components/schemas/someone", `{"login": "a", "view": "private"}`, false, []string{`lacks "plan"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
