@@ -81,7 +81,7 @@ func (p *part) AfterTurn(_ context.Context, e *thread.TurnEnd) {
 	r := e.Result
 	p.finish(outcome{err: e.Err, res: store.ScheduleRun{
 		SessionID: r.SessionID, Result: r.Result, CostUSD: e.Cost, InputTokens: e.InputTokens, OutputTokens: e.OutputTokens,
-		NumTurns: r.NumTurns, Branch: e.Branch, Commit: e.Commit,
+		NumTurns: r.NumTurns, Branch: e.Branch, Commit: e.Commit, PR: e.PR,
 	}})
 	if p.t.State().Queued == 0 {
 		e.Release = true

@@ -90,8 +90,9 @@ type TurnEnd struct {
 	// Err is why the turn did not succeed: the result's error, then why
 	// a limit stopped it, then a run's failed push. nil: it succeeded.
 	Err error
-	// Branch is the run's branch, Commit what its push committed.
-	Branch, Commit string
+	// Branch is the run's branch, Commit what its push committed, PR the
+	// page of the pull request it opened or updated.
+	Branch, Commit, PR string
 	// Release asks the kernel to stop the session once the hooks ran:
 	// its process is freed, and the next message resumes.
 	Release bool

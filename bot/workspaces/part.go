@@ -23,6 +23,11 @@ type part struct {
 	// snap names the worktree's content when the turn began (or after the
 	// last summary), so a turn's end can say what it changed.
 	snap string
+	// cont is the pull request whose branch the worktree continues (nil:
+	// none); noPR why a --pr run's pull request is not to be opened
+	// (its branch could not be continued).
+	cont *continued
+	noPR string
 }
 
 var (
@@ -59,14 +64,17 @@ func (p *part) Prepare(ctx context.Context) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, gitLongTimeout)
 	defer cancel()
-	wt, err := p.ext.cfg.Manager.Create(cctx, repo, p.branchName())
+	wt, said, err := p.makeWorktree(cctx, repo)
 	if err != nil {
 		p.gitRefused(ctx, "create", err, false)
 		return fmt.Errorf("prepare a worktree of %s: %w", repo, err)
 	}
 	before := p.t.Record()
 	p.t.SetWorkspace(ctx, thread.Workspace{Repo: wt.Repo, Path: wt.Path, Branch: wt.Branch, Base: wt.Base})
-	msg := fmt.Sprintf("Working on branch %s of %s (from %s).", text.CodeSpan(wt.Branch), text.CodeSpan(workspace.Redact(repo)), text.ShortCommit(wt.Base))
+	msg := said
+	if msg == "" {
+		msg = fmt.Sprintf("Working on branch %s of %s (from %s).", text.CodeSpan(wt.Branch), text.CodeSpan(workspace.Redact(repo)), text.ShortCommit(wt.Base))
+	}
 	if before.SessionID != "" {
 		// The CLI keeps sessions by directory: a new one cannot resume.
 		msg += " This thread's earlier worktree is gone, so Claude starts a fresh conversation here"
@@ -169,6 +177,8 @@ func (p *part) Receive(ctx context.Context, msg any) {
 		p.reclaimIdle(ctx)
 	case cutPush:
 		p.tellCut(ctx, msg.c)
+	case handOver:
+		p.handOverBranch(ctx)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,13 +49,15 @@ func TestPRArgs(t *testing.T) {
 // fakeForge is a forge.Forge with one pull request per head, numbered
 // from 1; err, when set, is every call's error.
 type fakeForge struct {
-	prs   map[string]forge.PR // by head
-	calls []string
-	err   error
+	prs      map[string]forge.PR // by head
+	calls    []string
+	lastBody string
+	err      error
 }
 
-func (f *fakeForge) OpenOrUpdatePR(_ context.Context, r forge.Repo, head, base, title, _ string, draft bool) (forge.PR, error) {
+func (f *fakeForge) OpenOrUpdatePR(_ context.Context, r forge.Repo, head, base, title, body string, draft bool) (forge.PR, error) {
 	f.calls = append(f.calls, "open "+r.String()+" "+head+" "+base+" "+title)
+	f.lastBody = body
 	if f.err != nil {
 		return forge.PR{}, f.err
 	}
@@ -62,7 +65,7 @@ func (f *fakeForge) OpenOrUpdatePR(_ context.Context, r forge.Repo, head, base, 
 		f.prs = map[string]forge.PR{}
 	}
 	pr, ok := f.prs[head]
-	if !ok {
+	if !ok || pr.State != "open" {
 		n := int64(len(f.prs) + 1)
 		pr = forge.PR{Number: n, URL: fmt.Sprintf("https://forge.example/acme/api/pulls/%d", n), State: "open", Head: head, Base: base}
 	}
@@ -86,16 +89,42 @@ func (o fakeForges) ForgeOf(string) (forge.Forge, forge.Repo, bool) {
 	return o.f, forge.Repo{Owner: "acme", Name: "api"}, true
 }
 
-// fakePulls is the store's record of pull requests.
+// fakePulls is the store's record of pull requests: saved in order; open
+// is the schedule's open one (OpenPullRequestOfSchedule), states what
+// SetPullRequestState recorded.
 type fakePulls struct {
-	saved []store.PullRequest
-	err   error
+	saved  []store.PullRequest
+	open   *store.PullRequest
+	states []string // "url state"
+	err    error
 }
 
 func (s *fakePulls) SavePullRequest(_ context.Context, p store.PullRequest) error {
 	if s.err == nil {
 		s.saved = append(s.saved, p)
 	}
+	return s.err
+}
+
+func (s *fakePulls) OpenPullRequestOfSchedule(context.Context, int64) (store.PullRequest, bool, error) {
+	if s.open == nil {
+		return store.PullRequest{}, false, s.err
+	}
+	return *s.open, true, s.err
+}
+
+func (s *fakePulls) PullRequestsOfThread(_ context.Context, key string) ([]store.PullRequest, error) {
+	var out []store.PullRequest
+	for _, p := range slices.Backward(s.saved) {
+		if p.ThreadKey == key {
+			out = append(out, p)
+		}
+	}
+	return out, s.err
+}
+
+func (s *fakePulls) SetPullRequestState(_ context.Context, url, state string, _ time.Time) error {
+	s.states = append(s.states, url+" "+state)
 	return s.err
 }
 

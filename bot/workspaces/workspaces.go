@@ -50,6 +50,10 @@ type Workspaces interface {
 	// Create makes a worktree on a new branch claudeops/<name>, from the
 	// repository's default branch after a fetch.
 	Create(ctx context.Context, repo, name string) (workspace.Worktree, error)
+	// Continue makes a worktree on the bot's branch the remote has, at
+	// the remote's tip (Base), so that its push is a fast-forward; it
+	// refuses a branch still checked out (workspace.ErrBusy).
+	Continue(ctx context.Context, repo, branch string) (workspace.Worktree, error)
 	// Snapshot names the worktree's content as it is now.
 	Snapshot(ctx context.Context, wt workspace.Worktree) (string, error)
 	// Changes is the stat between two snapshots (or Base and a snapshot).
@@ -87,6 +91,13 @@ type Forges interface {
 // Pulls keeps the pull requests the bot opened; *store.Store is it.
 type Pulls interface {
 	SavePullRequest(ctx context.Context, p store.PullRequest) error
+	// OpenPullRequestOfSchedule is the schedule's pull request open as
+	// last seen (ok false: none).
+	OpenPullRequestOfSchedule(ctx context.Context, scheduleID int64) (p store.PullRequest, ok bool, err error)
+	// PullRequestsOfThread are the thread's pull requests, newest first.
+	PullRequestsOfThread(ctx context.Context, threadKey string) ([]store.PullRequest, error)
+	// SetPullRequestState records the state the forge last showed.
+	SetPullRequestState(ctx context.Context, url, state string, at time.Time) error
 }
 
 // noRepo is the repo setting `repo none` gives: the channel is unbound

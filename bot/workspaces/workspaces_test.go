@@ -27,12 +27,14 @@ type fakeManager struct {
 	stat      workspace.Stat
 	commitErr error
 	pushErr   error
-	unchanged bool
-	pushed    bool // Unpushed answers 0 (else 1)
-	kept      bool
-	onPush    func() // called as Push starts
-	cuts      []workspace.PushCut
-	check     workspace.CutCheck
+	// continueErr is Continue's error.
+	continueErr error
+	unchanged   bool
+	pushed      bool // Unpushed answers 0 (else 1)
+	kept        bool
+	onPush      func() // called as Push starts
+	cuts        []workspace.PushCut
+	check       workspace.CutCheck
 }
 
 func (m *fakeManager) CutPushes() ([]workspace.PushCut, error) { return m.cuts, nil }
@@ -55,6 +57,14 @@ func (m *fakeManager) Check(_ context.Context, repo string) (string, error) {
 func (m *fakeManager) Create(_ context.Context, repo, name string) (workspace.Worktree, error) {
 	m.calls = append(m.calls, "create "+name)
 	return workspace.Worktree{Repo: repo, Path: m.dir, Branch: "claudeops/" + name, Base: "0123456789abcdef"}, nil
+}
+
+func (m *fakeManager) Continue(_ context.Context, repo, branch string) (workspace.Worktree, error) {
+	m.calls = append(m.calls, "continue "+branch)
+	if m.continueErr != nil {
+		return workspace.Worktree{}, m.continueErr
+	}
+	return workspace.Worktree{Repo: repo, Path: m.dir, Branch: branch, Base: "abcdef0123456789"}, nil
 }
 
 func (m *fakeManager) Snapshot(context.Context, workspace.Worktree) (string, error) {

@@ -88,6 +88,10 @@ func (p *part) runBranch(ctx context.Context, r thread.Run, e *thread.TurnEnd) {
 		e.Err = fmt.Errorf("commit the run's changes on %s: %w", wt.Branch, err)
 		p.t.Reply(ctx, "Could not commit the run's changes: "+err.Error())
 		return
+	case !changed && s.PR:
+		p.t.Reply(ctx, "This run changed nothing: no commit, nothing pushed, no pull request.")
+		p.t.Post(handOver{})
+		return
 	case !changed:
 		p.t.Reply(ctx, "This run changed nothing: no commit, nothing pushed.")
 		return
@@ -100,6 +104,10 @@ func (p *part) runBranch(ctx context.Context, r thread.Run, e *thread.TurnEnd) {
 		return
 	}
 	p.t.Reply(ctx, "Pushed branch "+text.CodeSpan(wt.Branch)+" (commit "+text.ShortCommit(id)+").")
+	if s.PR {
+		p.runPR(gctx, r, e, wt)
+		p.t.Post(handOver{})
+	}
 }
 
 // Status says the thread's branch, and for admins the workspaces' disk use.
