@@ -66,9 +66,28 @@ func (c *config) loadForges() []problem {
 	return bad
 }
 
-// forgeEntry parses "<clone URL prefix>=gitea:<API base URL>[;token_file=<path>]".
+// forgeKinds makes each kind of forge a CLAUDEOPS_FORGES entry may name
+// from its API base URL and token.
+var forgeKinds = map[string]func(api string, tok forge.Token) (forge.Forge, error){
+	"gitea": func(api string, tok forge.Token) (forge.Forge, error) {
+		return nonNil(forge.NewGitea(forge.GiteaConfig{URL: api, Token: tok}))
+	},
+	"github": func(api string, tok forge.Token) (forge.Forge, error) {
+		return nonNil(forge.NewGitHub(forge.GitHubConfig{URL: api, Token: tok}))
+	},
+}
+
+// nonNil keeps a failed constructor's nil pointer out of the interface.
+func nonNil[F forge.Forge](f F, err error) (forge.Forge, error) {
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// forgeEntry parses "<clone URL prefix>=<gitea|github>:<API base URL>[;token_file=<path>]".
 func (c *config) forgeEntry(e string) (forgeBinding, error) {
-	const form = "want <clone URL prefix>=gitea:<API base URL>[;token_file=<path>] (e.g. https://git.example.com/=gitea:https://git.example.com)"
+	const form = "want <clone URL prefix>=<gitea|github>:<API base URL>[;token_file=<path>] (e.g. https://git.example.com/=gitea:https://git.example.com, https://github.com/=github:https://api.github.com)"
 	prefix, spec, ok := strings.Cut(e, "=")
 	kind, rest, ok2 := strings.Cut(spec, ":")
 	if !ok || !ok2 || strings.TrimSpace(prefix) == "" {
@@ -76,8 +95,9 @@ func (c *config) forgeEntry(e string) (forgeBinding, error) {
 	}
 	prefix = strings.TrimSpace(prefix)
 	api, opt, _ := strings.Cut(rest, ";")
-	if kind != "gitea" {
-		return forgeBinding{}, fmt.Errorf("%s: forge %q is not supported (gitea)", prefix, kind)
+	newForge, known := forgeKinds[kind]
+	if !known {
+		return forgeBinding{}, fmt.Errorf("%s: forge %q is not supported (gitea, github)", prefix, kind)
 	}
 	if u, err := url.Parse(api); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
 		return forgeBinding{}, fmt.Errorf("%s: the API base URL must be an http(s) URL without credentials, %s", prefix, form)
@@ -97,7 +117,7 @@ func (c *config) forgeEntry(e string) (forgeBinding, error) {
 	if err != nil {
 		return forgeBinding{}, fmt.Errorf("%s: %w", prefix, err)
 	}
-	g, err := forge.NewGitea(forge.GiteaConfig{URL: api, Token: tok})
+	g, err := newForge(api, tok)
 	if err != nil {
 		return forgeBinding{}, fmt.Errorf("%s: %w", prefix, err)
 	}
