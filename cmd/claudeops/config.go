@@ -95,6 +95,7 @@ func loadConfig(environ []string) (config, error) {
 	bad = append(bad, c.loadSettingsFile()...)
 	bad = append(bad, c.loadTriggersFile()...)
 	bad = append(bad, c.loadForges()...)
+	bad = append(bad, c.reviewNeedsForge()...)
 	bad = append(bad, keepUnfailed(c.Runner.check(c.host(nil)), failed)...)
 	if len(bad) > 0 {
 		return c, &configError{problems: bad, raw: m}

@@ -38,6 +38,17 @@ func (c *config) loadTriggersFile() []problem {
 	return nil
 }
 
+// reviewNeedsForge: a review trigger tells the bot's own comments by the
+// forge's account (its token's user), so it needs a forge.
+func (c *config) reviewNeedsForge() []problem {
+	for _, t := range c.triggers {
+		if t.Review && len(c.Forges) == 0 {
+			return []problem{{name: triggersFileVar, want: fmt.Sprintf("the review trigger %q needs the forge its pull requests are on: set CLAUDEOPS_FORGES", t.Name)}}
+		}
+	}
+	return nil
+}
+
 // readTriggerSecret reads a trigger's secret_file; its content is never
 // said.
 func readTriggerSecret(path string) ([]byte, error) {

@@ -9,7 +9,7 @@ import (
 
 // TestTriggersFileProblems: a triggers file's problems are configuration
 // problems, each with its line, all at once; the file needs the HTTP
-// listener; the secret is never said.
+// listener, a review trigger a forge; the secret is never said.
 func TestTriggersFileProblems(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret")
@@ -21,6 +21,10 @@ func TestTriggersFileProblems(t *testing.T) {
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	review := filepath.Join(dir, "review.yaml")
+	if err := os.WriteFile(review, []byte("triggers:\n  - name: reviews\n    kind: gitea\n    review: true\n    secret_file: "+secret+"\n    repos: [acme/api]\n    per_hour: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		env  []string
@@ -29,6 +33,7 @@ func TestTriggersFileProblems(t *testing.T) {
 		{"problems with their lines", []string{"CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_TRIGGERS_FILE=" + file},
 			[]string{`CLAUDEOPS_TRIGGERS_FILE`, `line 8: trigger "bad": kind "smoke"`, `line 8: trigger "bad": secret_file is missing`, `line 8: trigger "bad": prompt is missing`}},
 		{"no listener", []string{"CLAUDEOPS_TRIGGERS_FILE=" + file}, []string{"set CLAUDEOPS_HTTP_ADDR too"}},
+		{"a review trigger without a forge", []string{"CLAUDEOPS_HTTP_ADDR=127.0.0.1:0", "CLAUDEOPS_TRIGGERS_FILE=" + review}, []string{`the review trigger "reviews" needs the forge`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := loadConfig(tc.env)
