@@ -84,7 +84,20 @@ func (p *part) cmdPR(ctx context.Context, ev adapters.Event, args []string) {
 	p.t.Audit(ctx, ev.User.ID, "pr", wt.Branch, pr.URL, true)
 	p.savePull(ctx, store.PullRequest{Repo: wt.Repo, ForgeRepo: repo.String(), Head: wt.Branch, Base: base,
 		ThreadKey: string(p.t.Ref().Key()), OpenedBy: ev.User.ID}, pr)
-	p.t.Reply(ctx, fmt.Sprintf("Pull request #%d from %s into %s: %s", pr.Number, text.CodeSpan(wt.Branch), text.CodeSpan(base), pr.URL))
+	p.t.Reply(ctx, fmt.Sprintf("Pull request #%d from %s into %s: %s", pr.Number, text.CodeSpan(wt.Branch), text.CodeSpan(base), pr.URL)+draftNote(draft, pr))
+}
+
+// draftNote says when the pull request is not what was asked of it: a
+// forge whose API sets a draft only on opening (GitHub's) leaves an
+// update's as it was.
+func draftNote(asked bool, pr forge.PR) string {
+	switch {
+	case pr.Draft && !asked:
+		return " It is still a draft: this forge's API cannot mark it ready; mark it ready on its page."
+	case !pr.Draft && asked:
+		return " It is not a draft: this forge's API makes one only when the pull request opens."
+	}
+	return ""
 }
 
 // savePull records pr, which the bot opened or updated, with what rec

@@ -46,6 +46,23 @@ func TestPRArgs(t *testing.T) {
 	}
 }
 
+func TestDraftNote(t *testing.T) {
+	for _, tc := range []struct {
+		asked, draft bool
+		want         string
+	}{
+		{false, false, ""},
+		{true, true, ""},
+		{false, true, "still a draft"},
+		{true, false, "not a draft"},
+	} {
+		got := draftNote(tc.asked, forge.PR{Draft: tc.draft})
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("draftNote(asked %v, draft %v) = %q; want %q", tc.asked, tc.draft, got, tc.want)
+		}
+	}
+}
+
 // fakeForge is a forge.Forge with one pull request per head, numbered
 // from 1; err, when set, is every call's error.
 type fakeForge struct {
