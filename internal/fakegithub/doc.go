@@ -21,10 +21,19 @@
 // a request the description or the fake does not know, fails the test at
 // cleanup unless taken (TakeProblems).
 //
-// The description is read once per test binary (Describe); without it the
-// tests skip saying why, unless CLAUDEOPS_REQUIRE_GITHUB_OPENAPI=1.
+// Webhooks are GitHub's webhook payloads as its published webhook
+// description (@octokit/openapi-webhooks, CLAUDEOPS_TEST_GITHUB_WEBHOOKS)
+// has them: Payload makes one of an event and action — every field the
+// description requires, placeholders, with the test's own fields put over
+// it — and fails the test unless the whole passes the description's
+// strict check (a field where GitHub has none is refused), so that a
+// trigger's test sends what GitHub sends.
+//
+// Each description is read once per test binary (Describe,
+// DescribeWebhooks); without it the tests skip saying why, unless
+// CLAUDEOPS_REQUIRE_GITHUB_OPENAPI=1.
 //
 // Files: openapi.go (Description: the operations, the checks), server.go
 // (Server: routing, auth, the checked reply), pulls.go (the state and the
-// operations), shapes.go (GitHub's JSON).
+// operations), shapes.go (GitHub's JSON), webhooks.go (Webhooks).
 package fakegithub

@@ -227,3 +227,45 @@ func git(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestWebhookPayloads: the payloads of the events the triggers take, made
+// from GitHub's webhook description with the fields a test sets, pass its
+// strict check; a field put where GitHub has none, or of the wrong type,
+// does not.
+func TestWebhookPayloads(t *testing.T) {
+	w := DescribeWebhooks(t)
+	repo := map[string]any{"full_name": "acme/api", "name": "api"}
+	for _, tc := range []struct {
+		event, action string
+		fields        map[string]any
+	}{
+		{"issues", "labeled", map[string]any{"label": map[string]any{"name": "claude"}, "repository": repo,
+			"issue": map[string]any{"number": 7, "title": "Crash on start", "body": "it crashes"}}},
+		{"check_run", "completed", map[string]any{"repository": repo, "check_run": map[string]any{"name": "ci", "conclusion": "failure"}}},
+		{"pull_request", "opened", map[string]any{"number": 5, "repository": repo, "pull_request": map[string]any{"title": "Add a thing"}}},
+		{"issue_comment", "created", map[string]any{"repository": repo, "comment": map[string]any{"body": "Can you add a test?"},
+			"issue": map[string]any{"number": 4, "pull_request": map[string]any{"html_url": "https://github.com/acme/api/pull/4"}}}},
+		{"pull_request_review", "submitted", map[string]any{"repository": repo, "review": map[string]any{"state": "approved", "body": "Fine"},
+			"pull_request": map[string]any{"number": 4, "html_url": "https://github.com/acme/api/pull/4"}}},
+	} {
+		t.Run(tc.event+"-"+tc.action, func(t *testing.T) {
+			b := w.Payload(t, tc.event, tc.action, tc.fields)
+			if !strings.Contains(string(b), `"full_name":"acme/api"`) {
+				t.Errorf("the payload lacks the repository: %s", b)
+			}
+		})
+	}
+	bad := []struct {
+		name, event, action, body, want string
+	}{
+		{"misplaced", "check_run", "completed", `{"conclusion":"failure"}`, `"conclusion" is not a property`},
+		{"wrong type", "issues", "labeled", `{"issue":{"number":"7"}}`, "$.issue.number: a string where the schema wants integer"},
+		{"no such event", "issues", "exploded", `{}`, "no webhook issues-exploded"},
+	}
+	for _, tc := range bad {
+		got := strings.Join(w.Check(tc.event, tc.action, []byte(tc.body)), "\n")
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: problems %q; want one saying %q", tc.name, got, tc.want)
+		}
+	}
+}

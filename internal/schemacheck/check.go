@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
 	"sort"
@@ -75,14 +76,17 @@ func (c *Checker) Resolve(ref string) (any, error) {
 // with the JSON path ("$.head.repo.id") where it is; none: it conforms.
 func (c *Checker) Check(schema, value any) []string {
 	var out []string
-	c.check(schema, value, "$", &out, 0)
+	c.check(schema, value, "$", &out, 0, nil)
 	return out
 }
 
 // maxDepth stops a schema that refers to itself forever.
 const maxDepth = 64
 
-func (c *Checker) check(schema, v any, at string, out *[]string, depth int) {
+// check checks v against schema; known are the property names the
+// schemas beside this one (allOf's siblings, anyOf's parent) name for
+// the same object, which Strict does not refuse here.
+func (c *Checker) check(schema, v any, at string, out *[]string, depth int, known map[string]bool) {
 	if depth > maxDepth {
 		*out = append(*out, at+": the schema nests too deep")
 		return
@@ -100,7 +104,7 @@ func (c *Checker) check(schema, v any, at string, out *[]string, depth int) {
 			*out = append(*out, at+": "+err.Error())
 			return
 		}
-		c.check(target, v, at, out, depth+1)
+		c.check(target, v, at, out, depth+1, known)
 		return
 	}
 	if v == nil && s["nullable"] == true {
@@ -111,14 +115,14 @@ func (c *Checker) check(schema, v any, at string, out *[]string, depth int) {
 	}
 	c.enumOK(s, v, at, out)
 	c.formatOK(s, v, at, out)
-	c.combined(s, v, at, out, depth)
+	c.combined(s, v, at, out, depth, known)
 	switch x := v.(type) {
 	case map[string]any:
-		c.object(s, x, at, out, depth)
+		c.object(s, x, at, out, depth, known)
 	case []any:
 		if items, ok := s["items"]; ok {
 			for i, e := range x {
-				c.check(items, e, fmt.Sprintf("%s[%d]", at, i), out, depth+1)
+				c.check(items, e, fmt.Sprintf("%s[%d]", at, i), out, depth+1, nil)
 			}
 		}
 	}
@@ -127,17 +131,8 @@ func (c *Checker) check(schema, v any, at string, out *[]string, depth int) {
 // typeOK checks "type" (a name or a list of names); false: the value's
 // type is wrong, and what its type's words say is not checked.
 func (c *Checker) typeOK(s map[string]any, v any, at string, out *[]string) bool {
-	var names []string
-	switch t := s["type"].(type) {
-	case string:
-		names = []string{t}
-	case []any:
-		for _, n := range t {
-			if n, ok := n.(string); ok {
-				names = append(names, n)
-			}
-		}
-	default:
+	names := typeNames(s)
+	if len(names) == 0 {
 		return true
 	}
 	for _, n := range names {
@@ -255,16 +250,20 @@ func (c *Checker) formatOK(s map[string]any, v any, at string, out *[]string) {
 
 // combined checks allOf (every one), anyOf (at least one) and oneOf
 // (exactly one).
-func (c *Checker) combined(s map[string]any, v any, at string, out *[]string, depth int) {
+func (c *Checker) combined(s map[string]any, v any, at string, out *[]string, depth int, known map[string]bool) {
+	if !combines(s) {
+		return
+	}
+	names := c.names(s, depth, known)
 	if all, ok := s["allOf"].([]any); ok {
 		for _, sub := range all {
-			c.check(sub, v, at, out, depth+1)
+			c.check(sub, v, at, out, depth+1, names)
 		}
 	}
 	if target, ok := c.discriminated(s, v); ok {
 		// OpenAPI's discriminator names the one schema of oneOf/anyOf
 		// that applies (others may match too: it decides, not they).
-		c.check(target, v, at, out, depth+1)
+		c.check(target, v, at, out, depth+1, names)
 		return
 	}
 	for _, word := range []string{"anyOf", "oneOf"} {
@@ -275,7 +274,7 @@ func (c *Checker) combined(s map[string]any, v any, at string, out *[]string, de
 		matched, first := 0, []string(nil)
 		for _, sub := range subs {
 			var probs []string
-			c.check(sub, v, at, &probs, depth+1)
+			c.check(sub, v, at, &probs, depth+1, names)
 			if len(probs) == 0 {
 				matched++
 			} else if first == nil {
@@ -311,7 +310,7 @@ func (c *Checker) discriminated(s map[string]any, v any) (any, bool) {
 	return nil, false
 }
 
-func (c *Checker) object(s map[string]any, obj map[string]any, at string, out *[]string, depth int) {
+func (c *Checker) object(s map[string]any, obj map[string]any, at string, out *[]string, depth int, known map[string]bool) {
 	if req, ok := s["required"].([]any); ok {
 		for _, r := range req {
 			if name, ok := r.(string); ok {
@@ -330,18 +329,49 @@ func (c *Checker) object(s map[string]any, obj map[string]any, at string, out *[
 	additional, hasAdditional := s["additionalProperties"]
 	for _, k := range names {
 		if ps, ok := props[k]; ok {
-			c.check(ps, obj[k], at+"."+k, out, depth+1)
+			c.check(ps, obj[k], at+"."+k, out, depth+1, nil)
 			continue
 		}
 		switch {
 		case additional == false:
 			*out = append(*out, fmt.Sprintf("%s: %q is not allowed (additionalProperties is false)", at, k))
 		case hasAdditional:
-			c.check(additional, obj[k], at+"."+k, out, depth+1)
-		case c.Strict && !combines(s):
+			c.check(additional, obj[k], at+"."+k, out, depth+1, nil)
+		case c.Strict && props != nil && !combines(s) && !known[k]:
 			*out = append(*out, fmt.Sprintf("%s: %q is not a property the schema names", at, k))
 		}
 	}
+}
+
+// names are the property names s and its allOf members name, and known.
+func (c *Checker) names(s map[string]any, depth int, known map[string]bool) map[string]bool {
+	out := maps.Clone(known)
+	if out == nil {
+		out = map[string]bool{}
+	}
+	var add func(schema any, d int)
+	add = func(schema any, d int) {
+		m, ok := schema.(map[string]any)
+		if !ok || d > maxDepth {
+			return
+		}
+		if ref, ok := m["$ref"].(string); ok {
+			if t, err := c.Resolve(ref); err == nil {
+				add(t, d+1)
+			}
+			return
+		}
+		props, _ := m["properties"].(map[string]any)
+		for k := range props {
+			out[k] = true
+		}
+		all, _ := m["allOf"].([]any)
+		for _, sub := range all {
+			add(sub, d+1)
+		}
+	}
+	add(s, depth)
+	return out
 }
 
 // combines: s leaves its properties to allOf/anyOf/oneOf, so that a name

@@ -1,6 +1,7 @@
 package schemacheck
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,7 @@ const doc = `{
     "head": {"oneOf": [{"type": "string"}, {"type": "object", "required": ["ref"], "properties": {"ref": {"type": "string"}}}]},
     "action": {"type": ["string", "null"], "const": "labeled"}}},
   "a~b/c": {"type": "boolean"},
+  "member": {"allOf": [{"$ref": "#/components/schemas/user"}, {"type": "object", "properties": {"role": {"type": "string"}}}]},
   "private": {"type": "object", "required": ["login", "plan"], "properties": {"login": {"type": "string"}, "plan": {"type": "string"}}},
   "public": {"type": "object", "required": ["login"], "properties": {"login": {"type": "string"}}},
   "someone": {"oneOf": [{"$ref": "#/components/schemas/private"}, {"$ref": "#/components/schemas/public"}],
@@ -60,6 +62,9 @@ func TestCheck(t *testing.T) {
 			[]string{`$: "draft" is not a property the schema names`}},
 		{"escaped pointer", "#/components/schemas/a~0b~1c", `"yes"`, false, []string{"$: a string where the schema wants boolean"}},
 		{"dangling ref", "#/components/schemas/none", `{}`, false, []string{`no "none"`}},
+		{"strict: allOf's siblings name it", "#/components/schemas/member", `{"login": "a", "id": 1, "role": "admin"}`, true, nil},
+		{"strict: no allOf member names it", "#/components/schemas/member", `{"login": "a", "id": 1, "rank": 2}`, true,
+			[]string{`"rank" is not a property`, `"rank" is not a property`}},
 		{"oneOf matching two", "#/components/schemas/someone", `{"login": "a", "plan": "pro"}`, false, []string{"matches 2 of oneOf's schemas"}},
 		{"the discriminator decides", "#/components/schemas/someone", `{"login": "a", "plan": "pro", "view": "private"}`, false, nil},
 		{"the discriminator's schema is checked", "#/components/schemas/someone", `{"login": "a", "view": "private"}`, false, []string{`lacks "plan"`}},
@@ -92,5 +97,39 @@ func TestCheck(t *testing.T) {
 func TestDecodeRefusesTrailingData(t *testing.T) {
 	if _, err := Decode([]byte(`{} {}`)); err == nil {
 		t.Fatal("two values decoded as one")
+	}
+}
+
+// TestExample: the example of each of the document's schemas is one the
+// checker accepts, and an overlay in the wrong place is refused strictly.
+func TestExample(t *testing.T) {
+	root, err := Decode([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(root)
+	c.Strict = true
+	for _, name := range []string{"user", "pull", "nullable-user", "member", "someone"} {
+		schema := map[string]any{"$ref": "#/components/schemas/" + name}
+		ex := c.Example(schema)
+		b, _ := json.Marshal(ex)
+		v, _ := Decode(b)
+		if p := c.Check(schema, v); len(p) > 0 {
+			t.Errorf("%s's example %s: %q", name, b, p)
+		}
+	}
+	pull := map[string]any{"$ref": "#/components/schemas/pull"}
+	v := Overlay(c.Example(pull), map[string]any{"user": map[string]any{"login": "octocat", "name": "Mona"}})
+	b, _ := json.Marshal(v)
+	v, _ = Decode(b)
+	if p := c.Check(pull, v); len(p) != 1 || !strings.Contains(p[0], `$.user: "name" is not a property`) {
+		t.Errorf("overlay %s: %q", b, p)
+	}
+	// ExampleWith completes an optional object the test sets a field of.
+	v = c.ExampleWith(pull, map[string]any{"merged_by": map[string]any{}, "labels": []any{map[string]any{"name": "bug"}}})
+	b, _ = json.Marshal(v)
+	v, _ = Decode(b)
+	if p := c.Check(pull, v); len(p) > 0 || !strings.Contains(string(b), `"merged_by":{"login":"x"}`) {
+		t.Errorf("ExampleWith %s: %q", b, p)
 	}
 }

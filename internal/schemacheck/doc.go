@@ -11,7 +11,12 @@
 // Strict also refuses an object's properties its schema does not name,
 // even where the schema leaves additionalProperties open: a client that
 // sends a field the description does not have is sending something the
-// server ignores.
+// server ignores. The names of allOf's members count for each other; a
+// schema that names no property at all (a bare "type": "object") leaves
+// the object's shape to the others.
 //
-// Files: check.go (Checker).
+// Example (and ExampleWith, with a test's fields) makes a small value a
+// schema accepts: a start for a payload, never the oracle.
+//
+// Files: check.go (Checker), example.go (Example, ExampleWith).
 package schemacheck
