@@ -95,7 +95,9 @@
 // workspace.go: Options, Manager, Worktree and the stats of a change.
 // repo.go: repository arguments checked and redacted, one clone per
 // repository, fetch. tree.go: a worktree and its branch made, checked and
-// removed (a branch with unpushed work kept). changes.go: snapshots, what
+// removed (a branch with unpushed work kept). continue.go: a worktree
+// continuing a bot's branch the remote has, at the remote's tip (its push
+// a fast-forward; ErrBusy while another holds it). changes.go: snapshots, what
 // a turn changed, the whole diff, staging by plumbing. commit.go: commit,
 // push (that branch only, never forced), unpushed counts. config.go: the
 // clone's config sealed (config.lock), compared before and after each

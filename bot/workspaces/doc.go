@@ -13,7 +13,14 @@
 // worktree went makes a new one and starts a fresh conversation, and says
 // so. After each turn (TurnEnder) the thread is told what the turn
 // changed; a scheduled run added with --push commits and pushes its branch
-// when it changed files, and its record names the branch and the commit.
+// when it changed files, and its record names the branch and the commit;
+// one added with --pr then opens its pull request, or, while the one an
+// earlier run opened is still open on the forge, the run's worktree
+// continues that pull request's branch from the remote's tip
+// (workspace.Manager.Continue: the push is a fast-forward) and the pull
+// request is updated; the run's thread gives its worktree up once done,
+// and a reply in the pull request's newest thread continues the branch.
+// Every pull request opened or updated is recorded (Config.Pulls).
 // `diff`, `commit`, `push` and `pr` (Commander) work on the thread's branch;
 // `pr` opens or updates the branch's pull request on the forge cmd
 // configured for the repository (Config.Forges), once the branch is pushed;
@@ -39,7 +46,9 @@
 // the clone a session's own git needs (Launcher), which an isolating
 // runner then shows it. worktrees.go: the TTL
 // sweep (with the thread's CLI home), a run's branch, the branch in
-// `status`. commands.go: `repo`, `diff`, `commit`, `push`. cutpush.go: a
+// `status`. runpr.go: a --pr schedule's pull request, the branch
+// continued and handed over. pulls.go: `pr`, and every pull request
+// recorded. commands.go: `repo`, `diff`, `commit`, `push`. cutpush.go: a
 // push the bot died during, told at the next start (Recoverer) after the
 // remote was asked.
 package workspaces

@@ -27,8 +27,9 @@ type continued struct {
 }
 
 // handOver asks the thread's part, once its run is over, to give up the
-// worktree of a --pr schedule's branch for the schedule's next run.
-type handOver struct{}
+// worktree of a --pr schedule's branch for the schedule's next run; why
+// starts what the thread is told.
+type handOver struct{ why string }
 
 // makeWorktree is the thread's new worktree: the branch of the pull
 // request it continues, if any (said says so), else a new branch.
@@ -179,7 +180,7 @@ func (p *part) runBody(r thread.Run, st workspace.Stat, cost float64) string {
 // handOverBranch gives up the worktree of a --pr schedule's run once the
 // run is over and the thread quiet: the remote has the branch, and the
 // schedule's next run continues it.
-func (p *part) handOverBranch(ctx context.Context) {
+func (p *part) handOverBranch(ctx context.Context, why string) {
 	if _, ok := p.worktree(); !ok {
 		return
 	}
@@ -187,7 +188,7 @@ func (p *part) handOverBranch(ctx context.Context) {
 		return
 	}
 	p.t.Stop("")
-	p.release(ctx, "The run is done and its branch pushed, for the schedule's next run to continue")
+	p.release(ctx, why)
 	p.cont = nil
 	if p.t.Record().Worktree == "" {
 		p.t.RemoveHome(ctx) // its conversation cannot resume in another worktree

@@ -90,7 +90,7 @@ func (p *part) runBranch(ctx context.Context, r thread.Run, e *thread.TurnEnd) {
 		return
 	case !changed && s.PR:
 		p.t.Reply(ctx, "This run changed nothing: no commit, nothing pushed, no pull request.")
-		p.t.Post(handOver{})
+		p.t.Post(handOver{why: "The run is done"})
 		return
 	case !changed:
 		p.t.Reply(ctx, "This run changed nothing: no commit, nothing pushed.")
@@ -106,7 +106,7 @@ func (p *part) runBranch(ctx context.Context, r thread.Run, e *thread.TurnEnd) {
 	p.t.Reply(ctx, "Pushed branch "+text.CodeSpan(wt.Branch)+" (commit "+text.ShortCommit(id)+").")
 	if s.PR {
 		p.runPR(gctx, r, e, wt)
-		p.t.Post(handOver{})
+		p.t.Post(handOver{why: "The run is done and its branch pushed, for the schedule's next run to continue"})
 	}
 }
 
