@@ -102,18 +102,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
 	path, ok := strings.CutPrefix(r.URL.Path, apiPath)
 	req := Request{Method: r.Method, Path: path, Query: r.URL.RawQuery, Body: string(body), Authorization: r.Header.Get("Authorization")}
-	rec := &recorder{ResponseWriter: w}
+	// Recorded as it arrives, its operation and status as soon as known:
+	// the client has the answer (and may ask Requests) before this
+	// handler returns.
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
 	i := len(s.requests) - 1
 	s.mu.Unlock()
-	// Recorded as it arrives (a client may send its next request before
-	// this handler returns); the answer's status and operation when known.
-	defer func() {
+	rec := &recorder{ResponseWriter: w, status: func(code int) {
 		s.mu.Lock()
-		s.requests[i].Status, s.requests[i].Op = rec.status, req.Op
+		s.requests[i].Status = code
 		s.mu.Unlock()
-	}()
+	}}
 	if !ok {
 		s.problem("%s %s: not below the API's base path %s", r.Method, r.URL.Path, apiPath)
 		writeJSON(rec, http.StatusNotFound, basicError(http.StatusNotFound, "Not Found"))
@@ -125,7 +125,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeJSON(rec, http.StatusNotFound, basicError(http.StatusNotFound, "Not Found"))
 		return
 	}
-	req.Op = op.ID
+	s.mu.Lock()
+	s.requests[i].Op = op.ID
+	s.mu.Unlock()
 	if !s.authorized(rec, req.Authorization) {
 		return
 	}
@@ -206,13 +208,14 @@ func vars(op *Operation, path string) map[string]string {
 	return out
 }
 
+// recorder tells status the answer's code before it is sent.
 type recorder struct {
 	http.ResponseWriter
-	status int
+	status func(int)
 }
 
 func (r *recorder) WriteHeader(code int) {
-	r.status = code
+	r.status(code)
 	r.ResponseWriter.WriteHeader(code)
 }
 
