@@ -139,7 +139,7 @@ func (s *Scheduler) runOne(e *entry, slot time.Time) {
 	run.EndedAt = s.now()
 	run.SessionID, run.ThreadKey, run.Result = out.res.SessionID, out.res.ThreadKey, out.res.Result
 	run.CostUSD, run.InputTokens, run.OutputTokens, run.NumTurns = out.res.CostUSD, out.res.InputTokens, out.res.OutputTokens, out.res.NumTurns
-	run.Branch, run.Commit = out.res.Branch, out.res.Commit
+	run.Branch, run.Commit, run.PR = out.res.Branch, out.res.Commit, out.res.PR
 	switch {
 	case ctxEnded && ctx.Err() != nil:
 		run.Status, run.Error = store.RunInterrupted, "scheduler stopped"
