@@ -17,7 +17,9 @@ import (
 // reviewer's commit pushed to the branch between, leaves ONE open pull
 // request in Gitea whose head holds both runs' commits and the reviewer's
 // (the first run's an ancestor of the remote's tip, asked of git on a
-// fresh clone: no force push), each run's record and thread naming it; the pull
+// fresh clone: no force push), each run's record and thread naming it; a
+// reply in the newest run's thread continues the branch, its push updating
+// the same pull request; the pull
 // request closed through Gitea's API, the next run opens a new one on a
 // new branch; a run that changed nothing opens none. The forge's token is
 // in no log line nor workspace file.
@@ -67,6 +69,24 @@ func TestScheduledPRRunTwice(t *testing.T) {
 	h.say("schedule runs " + id)
 	h.expect(regexp.QuoteMeta("· pull request " + first.url))
 
+	// A reply in the newest run's thread (a review to address) continues
+	// the branch; commit and push update the same pull request.
+	h.say("/thread " + second.run)
+	h.say("run touch review.txt")
+	h.expect(`^\[` + second.run + `\] \* Continuing pull request #\d+ \(` + regexp.QuoteMeta(first.url) + `\): working on its branch`)
+	h.expect(`^\[` + second.run + `\] — ✓`)
+	h.say("commit the review")
+	h.expect(`^\[` + second.run + `\] \* Committed `)
+	h.say("push")
+	h.expect(`^\[` + second.run + `\] \* Pushed `)
+	h.say("/thread main")
+	gitRun(t, fresh, "fetch", "--quiet", "origin")
+	tip := strings.TrimSpace(gitRun(t, fresh, "rev-parse", "origin/"+first.branch))
+	gitRun(t, fresh, "merge-base", "--is-ancestor", second.commit, tip)
+	if open := openPRs(t, s, repo); len(open) != 1 || open[0].URL != first.url || open[0].Head.SHA != tip {
+		t.Fatalf("after the reply's push, Gitea's open pull requests: %+v; want one at %s", open, tip)
+	}
+
 	// Closed on the forge: the next run opens a new one, on a new branch.
 	n, _ := strconv.ParseInt(regexp.MustCompile(`\d+$`).FindString(first.url), 10, 64)
 	s.API(t, "PATCH", "/repos/"+repo.FullName()+"/pulls/"+strconv.FormatInt(n, 10), map[string]string{"state": "closed"}, nil)
@@ -96,7 +116,7 @@ func TestScheduledPRRunTwice(t *testing.T) {
 }
 
 // prDone is what a --pr schedule's run said it did.
-type prDone struct{ branch, commit, url string }
+type prDone struct{ run, branch, commit, url string }
 
 // prRun runs schedule id now and waits for what its thread says first
 // (before, when set), its pull request, opened or updated (verb), and its
@@ -116,7 +136,7 @@ func prRun(t *testing.T, h *harness, id, before, verb string) prDone {
 	if rs[0].Branch != pushed[1] || !strings.HasPrefix(rs[0].Commit, pushed[2]) || rs[0].PR != pr[1] {
 		t.Fatalf("the run's record %+v; its thread said %s at %s, %s", rs[0], pushed[1], pushed[2], pr[1])
 	}
-	return prDone{branch: pushed[1], commit: rs[0].Commit, url: pr[1]}
+	return prDone{run: run, branch: pushed[1], commit: rs[0].Commit, url: pr[1]}
 }
 
 func runsOf(t *testing.T, h *harness, id string) []store.ScheduleRun {
