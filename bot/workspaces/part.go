@@ -178,7 +178,7 @@ func (p *part) Receive(ctx context.Context, msg any) {
 	case cutPush:
 		p.tellCut(ctx, msg.c)
 	case handOver:
-		p.handOverBranch(ctx, msg.why)
+		p.handOverBranch(ctx, msg)
 	}
 }
 

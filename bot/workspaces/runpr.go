@@ -28,8 +28,12 @@ type continued struct {
 
 // handOver asks the thread's part, once its run is over, to give up the
 // worktree of a --pr schedule's branch for the schedule's next run; why
-// starts what the thread is told.
-type handOver struct{ why string }
+// starts what the thread is told. unchanged: only if the worktree holds
+// no change since its Base (a failed run's work stays for people).
+type handOver struct {
+	why       string
+	unchanged bool
+}
 
 // makeWorktree is the thread's new worktree: the branch of the pull
 // request it continues, if any (said says so), else a new branch.
@@ -180,17 +184,34 @@ func (p *part) runBody(r thread.Run, st workspace.Stat, cost float64) string {
 // handOverBranch gives up the worktree of a --pr schedule's run once the
 // run is over and the thread quiet: the remote has the branch, and the
 // schedule's next run continues it.
-func (p *part) handOverBranch(ctx context.Context, why string) {
-	if _, ok := p.worktree(); !ok {
+func (p *part) handOverBranch(ctx context.Context, h handOver) {
+	wt, ok := p.worktree()
+	if !ok {
 		return
 	}
 	if _, run := p.t.Run(); run || !p.t.State().Quiet() {
 		return
 	}
+	if h.unchanged && !p.unchanged(ctx, wt) {
+		return
+	}
 	p.t.Stop("")
-	p.release(ctx, why)
+	p.release(ctx, h.why)
 	p.cont = nil
 	if p.t.Record().Worktree == "" {
 		p.t.RemoveHome(ctx) // its conversation cannot resume in another worktree
 	}
+}
+
+// unchanged says whether wt holds nothing since its Base, committed or
+// not, and nothing the remote lacks (false when git cannot tell).
+func (p *part) unchanged(ctx context.Context, wt workspace.Worktree) bool {
+	ctx, cancel := context.WithTimeout(ctx, gitLongTimeout)
+	defer cancel()
+	m := p.ext.cfg.Manager
+	if n, err := m.Unpushed(ctx, wt); err != nil || n > 0 {
+		return false
+	}
+	_, st, err := m.Diff(ctx, wt)
+	return err == nil && len(st.Files) == 0
 }

@@ -163,3 +163,39 @@ func TestReplyContinuesThreadPR(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedPRRunHandsOverOnlyUnchanged: a --pr schedule's run that failed
+// gives its worktree up for the next run only when it holds no change
+// (committed or not) and nothing the remote lacks; otherwise the work
+// stays for people to look at.
+func TestFailedPRRunHandsOverOnlyUnchanged(t *testing.T) {
+	tests := []struct {
+		name   string
+		stat   workspace.Stat
+		pushed bool
+		handed bool
+	}{
+		{name: "nothing changed", pushed: true, handed: true},
+		{name: "a change left", pushed: true, stat: workspace.Stat{Added: 1, Files: []workspace.FileStat{{Path: "half.txt", Added: 1}}}},
+		{name: "commits the remote lacks", pushed: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &fakeManager{stat: tt.stat, pushed: tt.pushed}
+			ft, p := setup(t, m)
+			ft.Rec.Repo, ft.Rec.Worktree, ft.Rec.Branch, ft.Rec.BaseCommit = "/srv/api.git", m.dir, "claudeops/schedule-3-20261129-0230", "0123456789abcdef"
+			ft.Doing = &thread.Run{Schedule: store.Schedule{ID: 3, Prompt: "chore", Push: true, PR: true}}
+			ctx := context.Background()
+			p.AfterTurn(ctx, &thread.TurnEnd{Result: &claudeproc.Result{}, Err: errors.New("error_during_execution")})
+			ft.Doing = nil
+			ft.Step(ctx, p)
+			if handed := slices.Contains(m.calls, "remove"); handed != tt.handed {
+				t.Errorf("handed over %v, want %v (calls %q)", handed, tt.handed, m.calls)
+			}
+			if said := strings.Join(ft.Said, "\n"); !strings.Contains(said, "Not pushed: the run did not succeed.") ||
+				strings.Contains(said, "The run failed having changed nothing") != tt.handed {
+				t.Errorf("said %q", said)
+			}
+		})
+	}
+}

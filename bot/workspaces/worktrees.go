@@ -74,6 +74,10 @@ func (p *part) runBranch(ctx context.Context, r thread.Run, e *thread.TurnEnd) {
 	}
 	if e.Err != nil {
 		p.t.Reply(ctx, "Not pushed: the run did not succeed. Its changes stay on "+text.CodeSpan(wt.Branch)+" (`diff`, `commit`, `push`).")
+		if s.PR {
+			// Nothing to look at: the next run may continue the branch.
+			p.t.Post(handOver{why: "The run failed having changed nothing", unchanged: true})
+		}
 		return
 	}
 	m := p.ext.cfg.Manager
