@@ -122,3 +122,22 @@ func TestPendingBounded(t *testing.T) {
 		t.Errorf("last said %q", ft.Said[len(ft.Said)-1])
 	}
 }
+
+// TestDeliverPosts: Deliver queues the item for its thread's worker, where
+// it is shown; nothing is shown before.
+func TestDeliverPosts(t *testing.T) {
+	ext := New()
+	ft := threadtest.New("t1", ann.ID)
+	ext.Init(ft)
+	if err := ext.Deliver(ft.Ref().Key(), item("alice", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	sent := ft.TakeSent()
+	if len(sent) != 1 || len(ft.Said) != 0 {
+		t.Fatalf("sent %v, said %q", sent, ft.Said)
+	}
+	ext.Attach(ft).(*part).Receive(context.Background(), sent[0])
+	if len(ft.Said) != 1 || !strings.Contains(ft.Said[0], "Comment by `alice`") {
+		t.Errorf("said %q", ft.Said)
+	}
+}
