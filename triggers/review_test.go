@@ -3,6 +3,7 @@ package triggers
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -100,6 +101,21 @@ func testdata(t *testing.T, name string) string {
 	return string(b)
 }
 
+// edit is body, a JSON object, changed by f.
+func edit(t *testing.T, body string, f func(map[string]any)) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	f(m)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func giteaReview(body, event, delivery string) req {
 	return req{name: "gitea-reviews", body: body, header: map[string]string{
 		"X-Gitea-Event": event, "X-Gitea-Delivery": delivery,
@@ -114,6 +130,10 @@ func githubReview(body, event, delivery string) req {
 	}}
 }
 
+// The Gitea payloads in testdata are real deliveries of Gitea v1.26.0 (as
+// TestReviewLoopGitea logs them), trimmed, their host, owner and number
+// renamed; GitHub's follow GitHub's documented webhook payloads.
+
 // TestReviewRouting: an event about a pull request the bot opened is
 // posted into the thread that opened it; another pull request's, the
 // bot's own comment, an edit, a plain issue's comment, a bad signature
@@ -124,8 +144,12 @@ func TestReviewRouting(t *testing.T) {
 	otherPR := strings.ReplaceAll(comment, "pulls/3", "pulls/9")
 	own := strings.ReplaceAll(comment, `"login": "alice"`, `"login": "ClaudeOps-Bot"`)
 	edited := strings.Replace(comment, `"action": "created"`, `"action": "edited"`, 1)
-	plainIssue := strings.NewReplacer(`"pull_request": {"merged": false, "merged_at": null, "draft": false, "html_url": "http://gitea.test/acme/api/pulls/3"},`, "",
-		`"is_pull": true`, `"is_pull": false`, "/pulls/3", "/issues/3").Replace(comment)
+	plainIssue := edit(t, comment, func(m map[string]any) {
+		delete(m, "pull_request")
+		delete(m["issue"].(map[string]any), "pull_request")
+		m["issue"].(map[string]any)["html_url"] = "http://gitea.test/acme/api/issues/3"
+		m["is_pull"] = false
+	})
 	badSig := giteaReview(comment, "issue_comment", "r-bad")
 	badSig.header["X-Gitea-Signature"] = hex.EncodeToString(Sign([]byte("another-secret-xx"), []byte(comment)))
 	for _, tc := range []struct {
@@ -142,6 +166,7 @@ func TestReviewRouting(t *testing.T) {
 		{"a plain issue's comment", giteaReview(plainIssue, "issue_comment", "r-1"), 200, "ignored", ""},
 		{"not a review event", giteaReview(comment, "issues", "r-1"), 200, "ignored", ""},
 		{"bad signature", badSig, 401, "signature", ""},
+		{"gitea review", giteaReview(testdata(t, "gitea-pr-review-rejected.json"), "pull_request_rejected", "r-1"), 202, "posted", "Review (changes requested)"},
 		{"github review", githubReview(testdata(t, "github-pr-review.json"), "pull_request_review", "g-1"), 202, "posted", "Review (approved)"},
 		{"github comment", githubReview(testdata(t, "github-issue-comment.json"), "issue_comment", "g-1"), 202, "posted", "Comment"},
 	} {
