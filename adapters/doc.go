@@ -17,7 +17,8 @@
 //   - message.go, prompt.go: messages (text, tool lines) and prompts
 //     (approvals, questions, their choices).
 //   - files.go: files posted (FilePoster) and a thread read back
-//     (ThreadReader); notify.go: Notifier.
+//     (ThreadReader); notify.go: Notifier; link.go: Linker (a thread's
+//     permalink, for a pull request's description).
 //   - conn.go: ConnReporter, the adapter's link as its own connection loop
 //     reports it, kept by a ConnTracker.
 //   - observe.go: APIObserver, told of each platform request.

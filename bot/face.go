@@ -25,6 +25,13 @@ var _ thread.Thread = (*face)(nil)
 func (f *face) Ref() adapters.ThreadRef { return f.w.ref }
 func (f *face) Log() *slog.Logger       { return f.w.log }
 
+func (f *face) Link() string {
+	if l, ok := f.w.ad.(adapters.Linker); ok {
+		return l.ThreadLink(f.w.ref)
+	}
+	return ""
+}
+
 func (f *face) Record() store.Thread {
 	w := f.w
 	if err := w.loadThread(context.Background(), adapters.User{}); err != nil {

@@ -94,6 +94,7 @@ type Adapter struct {
 	botUserID string
 	botID     string
 	teamID    string
+	webURL    string // the workspace's, from auth.test (link.go)
 	deliver   func(context.Context, adapters.Event) error
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -231,6 +232,7 @@ func (a *Adapter) Run(ctx context.Context, deliver func(context.Context, adapter
 	defer a.conn.Set(adapters.Disconnected, nil) // stopped
 	a.mu.Lock()
 	a.botUserID, a.botID, a.teamID, a.deliver = auth.UserID, auth.BotID, auth.TeamID, deliver
+	a.webURL = auth.URL
 	a.mu.Unlock()
 	a.readyOnce.Do(func() { close(a.ready) })
 	a.log.Info("slack: connected", "team", auth.TeamID, "bot_user", auth.UserID)

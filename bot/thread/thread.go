@@ -64,6 +64,9 @@ var ErrNoNotifier = errors.New("the platform cannot notify a user")
 type Thread interface {
 	Host
 	Ref() adapters.ThreadRef
+	// Link is a page where people open the thread (its permalink on the
+	// platform), "" where the platform has none (the console).
+	Link() string
 	// Log is the thread's logger: its lines name the thread and the
 	// running turn.
 	Log() *slog.Logger

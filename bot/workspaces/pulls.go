@@ -181,7 +181,7 @@ func (p *part) firstRequest(ctx context.Context) string {
 // where the thread is.
 func (p *part) prBody(ctx context.Context, first string, st workspace.Stat) string {
 	var b strings.Builder
-	b.WriteString("Opened by claudeops from the chat thread " + text.CodeSpan(p.t.Ref().String()) + ".\n\n")
+	b.WriteString("Opened by claudeops from the chat thread " + p.threadLink() + ".\n\n")
 	if first != "" {
 		b.WriteString("What was asked (the thread's first message, as written there):\n\n")
 		b.WriteString(fenced(text.Shorten(first, 4000)) + "\n")
@@ -207,4 +207,13 @@ func fenced(s string) string {
 	}
 	fence := strings.Repeat("`", max(3, longest+1))
 	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
+}
+
+// threadLink names the thread in a pull request's description: its page
+// on the platform where there is one, else its key.
+func (p *part) threadLink() string {
+	if l := p.t.Link(); l != "" {
+		return "<" + l + ">"
+	}
+	return text.CodeSpan(p.t.Ref().String())
 }

@@ -188,3 +188,25 @@ func TestPRRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestPRBodyLinksThread: the description points back at the thread — its
+// page where the platform has one, its key where it has none (the console).
+func TestPRBodyLinksThread(t *testing.T) {
+	for _, tt := range []struct{ link, want string }{
+		{"https://acme.slack.com/archives/C0123/p1712345678000200", "from the chat thread <https://acme.slack.com/archives/C0123/p1712345678000200>."},
+		{"", "from the chat thread `console/console/main`."},
+	} {
+		m := &fakeManager{pushed: true, stat: workspace.Stat{Added: 1, Files: []workspace.FileStat{{Path: "a", Added: 1}}}, dir: t.TempDir()}
+		f := &fakeForge{}
+		ft := threadtest.New("main", "alice")
+		ft.Permalink = tt.link
+		e := New(Config{Manager: m, Repos: []string{"console/console=/srv/api.git"}, Forges: fakeForges{f}, Pulls: &fakePulls{}})
+		e.Init(ft)
+		p := e.Attach(ft).(*part)
+		ft.Rec.Repo, ft.Rec.Worktree, ft.Rec.Branch, ft.Rec.BaseCommit = "/srv/api.git", m.dir, "claudeops/thread-main", "0123456789abcdef"
+		p.cmdPR(context.Background(), adapters.Event{User: adapters.User{ID: "alice"}, Message: &adapters.Incoming{ID: "m1", Text: "pr"}}, []string{""})
+		if !strings.Contains(f.lastBody, tt.want) {
+			t.Errorf("link %q: body %q lacks %q", tt.link, f.lastBody, tt.want)
+		}
+	}
+}

@@ -175,7 +175,7 @@ func (p *part) runBody(r thread.Run, st workspace.Stat, cost float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Opened by claudeops for schedule #%d (%s), and updated by its runs while it stays open.\n\n", s.ID, text.CodeSpan(s.Spec))
 	b.WriteString("The schedule's prompt:\n\n" + fenced(text.Shorten(s.Prompt, 4000)) + "\n")
-	fmt.Fprintf(&b, "Latest run: slot %s, in the chat thread %s.\n\n", r.Slot.UTC().Format("2006-01-02 15:04Z"), text.CodeSpan(p.t.Ref().String()))
+	fmt.Fprintf(&b, "Latest run: slot %s, in the chat thread %s.\n\n", r.Slot.UTC().Format("2006-01-02 15:04Z"), p.threadLink())
 	b.WriteString("Its change:\n\n```\n" + statText(st, 50) + "\n```\n")
 	fmt.Fprintf(&b, "\nIts cost: $%.2f.\n", cost)
 	return b.String()

@@ -19,15 +19,17 @@ import (
 // any goroutine (read what they recorded with TakeSent and Opened); the
 // rest is for the test's goroutine.
 type Thread struct {
-	Key     adapters.ThreadRef
-	Rec     store.Thread
-	Doing   *thread.Run // Run's answer; BeginRun sets it
-	Clock   func() time.Time
-	WorkDir string
-	Current thread.State
-	Records *Store
-	Config  thread.Settings
-	Admins  []string
+	Key adapters.ThreadRef
+	// Permalink is what Link answers.
+	Permalink string
+	Rec       store.Thread
+	Doing     *thread.Run // Run's answer; BeginRun sets it
+	Clock     func() time.Time
+	WorkDir   string
+	Current   thread.State
+	Records   *Store
+	Config    thread.Settings
+	Admins    []string
 	// Resolver is what Scopes answers (nil: one with Admins as the bot's
 	// admins and nothing set).
 	Resolver *settings.Resolver
@@ -111,6 +113,7 @@ func (t *Thread) Scopes() *settings.Resolver {
 	return t.Resolver
 }
 func (t *Thread) Ref() adapters.ThreadRef    { return t.Key }
+func (t *Thread) Link() string               { return t.Permalink }
 func (t *Thread) Record() store.Thread       { return t.Rec }
 func (t *Thread) State() thread.State        { return t.Current }
 func (t *Thread) Dir(context.Context) string { return t.WorkDir }
