@@ -37,6 +37,7 @@
 // config.go: the file, read with every problem and its line. verify.go:
 // the signatures and the token. filter.go: which events a trigger takes.
 // prompt.go: the template and the marking of outside data. handler.go:
-// the endpoint and its checks in order; rate.go: the rate. review.go: the
+// the endpoint and its checks in order (the rate counted by the store,
+// StartTriggerRun, in the statement that records the run). review.go: the
 // review triggers' events, routed to their threads.
 package triggers

@@ -56,16 +56,7 @@ func shown(it Item, dropped bool) string {
 // fenced is s in a code block whose fence is longer than any run of
 // backticks in s.
 func fenced(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := text.Fence(s, 3)
 	s = adapters.Visible(strings.TrimRight(s, "\n"))
 	if s == "" {
 		s = "(no text)"

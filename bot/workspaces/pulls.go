@@ -196,16 +196,7 @@ func (p *part) prBody(ctx context.Context, first string, st workspace.Stat) stri
 // fenced is s in a code block whose fence is longer than any run of
 // backticks in s, so that s cannot close it.
 func fenced(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := text.Fence(s, 3)
 	return fence + "text\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n"
 }
 

@@ -49,6 +49,16 @@ func Plural(n int, one, many string) string {
 // readable length.
 func CodeSpan(s string) string {
 	s = strings.ReplaceAll(adapters.Visible(Shorten(s, 200)), "\n", `\n`)
+	fence := Fence(s, 1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// Fence is a run of backticks at least least long and longer than any
+// run in s: code fenced with it cannot be closed by s.
+func Fence(s string, least int) string {
 	run, longest := 0, 0
 	for _, r := range s {
 		if r == '`' {
@@ -58,11 +68,7 @@ func CodeSpan(s string) string {
 			run = 0
 		}
 	}
-	fence := strings.Repeat("`", longest+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
-		s = " " + s + " "
-	}
-	return fence + s + fence
+	return strings.Repeat("`", max(least, longest+1))
 }
 
 // ShortCommit is the short form of a commit id.
