@@ -53,6 +53,27 @@ func turnRows(t *testing.T, db string) []turnRow {
 	return out
 }
 
+// emptyWAL checkpoints db's write-ahead log and truncates it, so that the
+// next write must grow a file: frames of a log already checkpointed are
+// written over in place, and a disk filled behind a long log would then
+// not be full for the bot (how long it is depends on the schema's
+// migrations, not on what the test means).
+func emptyWAL(t *testing.T, db string) {
+	t.Helper()
+	conn, err := sql.Open("sqlite3", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var busy, frames, done int
+	if err := conn.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done); err != nil || busy != 0 {
+		t.Fatalf("checkpoint the database's log: busy %d, %v", busy, err)
+	}
+	if fi, err := os.Stat(db + "-wal"); err != nil || fi.Size() != 0 {
+		t.Fatalf("the log after the checkpoint: %v, %v", fi, err)
+	}
+}
+
 // TestTurnShownOnAFullDiskIsRecorded: the disk under the bot's database
 // fills up while Claude writes a turn's answer. The answer and its footer
 // are shown whatever the disk, and what the SQLite file holds and what the
@@ -93,6 +114,7 @@ func TestTurnShownOnAFullDiskIsRecorded(t *testing.T) {
 			}
 			h.say("write the report")
 			<-held
+			emptyWAL(t, db)
 			filler := smallfs.Fill(t, dir, 0)
 			close(hold)
 			h.expect(`^\[main\] claude: the report: all green$`)
