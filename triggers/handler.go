@@ -244,16 +244,27 @@ func (h *Handler) check(ctx context.Context, t *Trigger, w http.ResponseWriter, 
 		h.log.Warn("trigger prompt", "trigger", t.Name, "err", err)
 		return badBody
 	}
+	id, refused, ok := h.startRun(ctx, t, event, delivery, now)
+	if !ok {
+		return refused
+	}
+	h.start(id, f)
+	return accepted
+}
+
+// startRun records a run of t if its rate lets it start (the store
+// counts the hour's runs in the same statement); when not, ok is false
+// and refused is the answer.
+func (h *Handler) startRun(ctx context.Context, t *Trigger, event, delivery string, now time.Time) (id int64, refused answer, ok bool) {
 	id, ok, err := h.rec.StartTriggerRun(ctx, store.TriggerRun{Trigger: t.Name, Delivery: delivery, Event: event, StartedAt: now}, t.PerHour)
 	switch {
 	case err != nil:
 		h.log.Error("record a trigger run", "trigger", t.Name, "err", err)
-		return failed
+		return 0, failed, false
 	case !ok:
-		return rateLimited
+		return 0, rateLimited, false
 	}
-	h.start(id, f)
-	return accepted
+	return id, answer{}, true
 }
 
 // start runs f in the background and records its end.

@@ -188,13 +188,9 @@ func (h *Handler) routeReview(ctx context.Context, t *Trigger, event string, bod
 	if self != "" && strings.EqualFold(self, rv.Author) {
 		return ownText
 	}
-	id, ok, err := h.rec.StartTriggerRun(ctx, store.TriggerRun{Trigger: t.Name, Delivery: delivery, Event: event, StartedAt: now}, t.PerHour)
-	switch {
-	case err != nil:
-		h.log.Error("record a trigger run", "trigger", t.Name, "err", err)
-		return failed
-	case !ok:
-		return rateLimited
+	id, refused, ok := h.startRun(ctx, t, event, delivery, now)
+	if !ok {
+		return refused
 	}
 	end := store.TriggerRun{Status: "ok", ThreadKey: pr.ThreadKey}
 	if err := h.reviews.Post(ctx, pr, rv); err != nil {
