@@ -30,18 +30,11 @@ func (m *Manager) Continue(ctx context.Context, repo, branch string) (Worktree, 
 	if !ok || !validComponent().MatchString(comp) {
 		return Worktree{}, fmt.Errorf("%w: continue %q: not a branch of the bot's", ErrBadWorktree, branch)
 	}
-	r, err := m.repoRef(repo)
-	if err != nil {
-		return Worktree{}, err
-	}
-	unlock, err := m.lock(ctx, r.key)
+	r, _, unlock, err := m.synced(ctx, repo)
 	if err != nil {
 		return Worktree{}, err
 	}
 	defer unlock()
-	if _, err := m.sync(ctx, r); err != nil {
-		return Worktree{}, err
-	}
 	remote := "refs/remotes/origin/" + branch
 	if ok, err := m.refExists(ctx, r, remote); err != nil {
 		return Worktree{}, fmt.Errorf("continue %s: %w", branch, err)

@@ -23,19 +23,11 @@ const removalMessage = "claudeops: uncommitted work kept when the worktree was r
 // locally or on the remote, or the directory exists) from the remote's
 // default branch. Concurrent Creates of one repo are safe: they take turns.
 func (m *Manager) Create(ctx context.Context, repo, name string) (Worktree, error) {
-	r, err := m.repoRef(repo)
-	if err != nil {
-		return Worktree{}, err
-	}
-	unlock, err := m.lock(ctx, r.key)
+	r, def, unlock, err := m.synced(ctx, repo)
 	if err != nil {
 		return Worktree{}, err
 	}
 	defer unlock()
-	def, err := m.sync(ctx, r)
-	if err != nil {
-		return Worktree{}, err
-	}
 	base, err := m.revParse(ctx, r, "refs/remotes/origin/"+def+"^{commit}")
 	if err != nil {
 		return Worktree{}, err
@@ -94,16 +86,29 @@ func (m *Manager) freeName(ctx context.Context, r *repoRef, comp string) (string
 // Check validates a repo argument without keeping anything new beyond the
 // clone: clones or fetches it and returns its default branch.
 func (m *Manager) Check(ctx context.Context, repo string) (defaultBranch string, err error) {
-	r, err := m.repoRef(repo)
+	_, def, unlock, err := m.synced(ctx, repo)
 	if err != nil {
 		return "", err
 	}
-	unlock, err := m.lock(ctx, r.key)
-	if err != nil {
-		return "", err
+	unlock()
+	return def, nil
+}
+
+// synced takes repo's clone lock and fetches it (cloning it once):
+// the clone, its default branch, and the unlock the caller must call
+// (on no error) once done with the clone.
+func (m *Manager) synced(ctx context.Context, repo string) (r *repoRef, def string, unlock func(), err error) {
+	if r, err = m.repoRef(repo); err != nil {
+		return nil, "", nil, err
 	}
-	defer unlock()
-	return m.sync(ctx, r)
+	if unlock, err = m.lock(ctx, r.key); err != nil {
+		return nil, "", nil, err
+	}
+	if def, err = m.sync(ctx, r); err != nil {
+		unlock()
+		return nil, "", nil, err
+	}
+	return r, def, unlock, nil
 }
 
 // open validates wt against this manager: its repo, a path directly in
