@@ -11,8 +11,8 @@
 //
 // Values come from three origins: the bot's configuration (its
 // environment, fixed at start), the settings file (CLAUDEOPS_SETTINGS_FILE,
-// YAML, reloaded as a whole and never half-applied: a file with any
-// problem keeps the last good one) and chat (set by admins, stored by the
+// YAML, every problem reported with its line, reloaded as a whole and
+// never half-applied: a file with any problem keeps the last good one) and chat (set by admins, stored by the
 // bot). At one scope the file wins over chat, and a setting the file
 // gives at a scope cannot be set there from chat (Resolver.CheckChat, ErrManaged).
 //

@@ -48,7 +48,10 @@
 //     so that others may read).
 //   - private.go: files created private; probe.go: a write probe for
 //     readiness; reserve.go: disk space kept beside the database, given
-//     back on a full disk for the records of what threads were shown; backup.go: the online backup (SQLite's backup API).
+//     back on a full disk for the records of what threads were shown;
+//     backup.go: the online backup (SQLite's backup API);
+//     restore.go: a backup checked and put in place of the database
+//     (Restore, for `claudeops restore`), the old files kept aside.
 //   - integrity.go: SQLite's quick_check and integrity_check of a file on
 //     a connection of its own, and Examine, the check before a bot opens
 //     its database (damaged, or missing or empty where one is expected:

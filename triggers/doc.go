@@ -27,7 +27,8 @@
 // is "trigger:<name>"; the channel's unattended policy applies).
 //
 // A review trigger (review: true, review.go) starts nothing: a comment or
-// review on a pull request the bot opened is posted, through Reviews,
+// review on a pull request the bot opened is posted, through Reviews
+// (connected by cmd to the store, the forge's Self and bot/reviews),
 // into the thread that opened it (after the same checks and the rate),
 // without a model call; any other pull request's, and the bot's own
 // comments, are "ignored".

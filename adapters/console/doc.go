@@ -1,4 +1,5 @@
-// Package console is the terminal adapter, the embedded default: each line
+// Package console is the terminal adapter, the embedded default (cmd runs
+// it when no platform is configured): each line
 // typed is a message in the current thread ("main" until `/thread <name>`
 // switches), and everything the bot posts is printed as lines prefixed
 // with the thread's name. It needs no terminal: stdin may be a pipe, so

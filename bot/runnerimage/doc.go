@@ -6,7 +6,8 @@
 // session. The runner checks the image as it checks its own
 // (claudeproc.Spec.Image).
 //
-// A runner without images (local, sandbox) has nothing to replace: the
+// Only the runners with images (docker, kubernetes) use it. A runner
+// without images (local, sandbox) has nothing to replace: the
 // setting is ignored at launch and `status` says so, as it says which
 // image the channel's sessions run from and where that comes from.
 //

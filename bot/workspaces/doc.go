@@ -2,10 +2,12 @@
 // threads of a channel bound to a git repository a worktree each: the
 // bot's side of package workspace.
 //
-// A channel is bound by configuration (CLAUDEOPS_REPOS) or by an admin's
-// `repo`. Before a thread's session starts (Preparer), the thread gets a
-// worktree on a branch of its own, claudeops/thread-<name> (a scheduled
-// run's: claudeops/schedule-<id>-<slot>), made from the repository's
+// A channel is bound by configuration (CLAUDEOPS_REPOS) or by a bot
+// admin's `repo`, which sets the channel's repo setting as `set` would
+// (checked, stored through Config.Channels, applied, audited). Before a
+// thread's session starts (Preparer), the thread gets a worktree on a
+// branch of its own, claudeops/thread-<name> (a scheduled run's:
+// claudeops/schedule-<id>-<slot>), made from the repository's
 // default branch after a fetch; it becomes the session's working
 // directory; as it starts (Launcher) the runner is told which parts of
 // the clone the session's own git needs (workspace.Manager.SessionDirs).
@@ -40,7 +42,8 @@
 // # Files
 //
 // workspaces.go: Config (CLAUDEOPS_REPOS bindings, the manager, the
-// TTL), the Extension and the channel's binding. part.go: a thread's
+// TTL), the Extension and the channel's binding; binding.go: `repo`'s
+// binding, checked and saved as a setting. part.go: a thread's
 // worktree made before its session, the change summary after a turn, a
 // run's push, removal on `new` and by the sweep. launch.go: the parts of
 // the clone a session's own git needs (Launcher), which an isolating

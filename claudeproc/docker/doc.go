@@ -16,7 +16,8 @@
 // the engine (it is the conversation). stdio is attached through the API.
 //
 // The engine must run on the bot's host: the working directory is mounted
-// by its host path.
+// by its host path. A build with -tags nodocker leaves this package (and
+// the engine's client) out of the binary; cmd then refuses the runner.
 //
 // # Files
 //

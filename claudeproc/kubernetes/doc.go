@@ -20,6 +20,9 @@
 // where anyone who may read Pods would see them), the bot's state, any
 // other part of the claim.
 //
+// A build with -tags nokubernetes leaves this package out of the binary
+// (client-go is half of it); cmd then refuses the runner.
+//
 // Supervision: the Pod is deleted when its session ends; Prepare deletes
 // what a previous run of this instance left (by label) before any session
 // starts; a Pod that is deleted or evicted ends its session with that

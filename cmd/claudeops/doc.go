@@ -68,7 +68,7 @@
 //     (TestEverySecretHasAFileTwin says which is missing).
 //   - extensions.go: the bot's extensions (bot/limits, bot/workspaces,
 //     bot/scheduled, bot/mcpservers, bot/runnerimage, bot/scopes,
-//     bot/memory), in the order their hooks
+//     bot/memory, bot/reviews), in the order their hooks
 //     run, handed to the bot in bot.Config.Extensions; workspaces.go: the workspaces'
 //     manager and the channels' bindings; forges.go: the repositories'
 //     forges (CLAUDEOPS_FORGES, CLAUDEOPS_FORGE_TOKEN_FILE) read at start,

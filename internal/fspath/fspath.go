@@ -1,7 +1,9 @@
 // Package fspath holds the one answer the bot gives, everywhere, to "does
 // this path lie in that directory": rules and grants (approvals), the state
 // kept apart from work (cmd/claudeops, bot's `cwd`) and what a sandbox hides
-// (claudeproc) must not disagree on it.
+// (claudeproc) must not disagree on it. It is a production leaf of
+// internal/ (as internal/proc is; the rest is the tests'): it imports
+// nothing of this repository.
 package fspath
 
 import (
