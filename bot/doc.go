@@ -50,8 +50,11 @@
 //     event's channel (settings.Resolver.MayUse: the users and admins the
 //     settings name there, CLAUDEOPS_ALLOWED_USERS at the bot's scope, bot
 //     admins); a refused mention or click is audited and told. A
-//     message is recorded, keyed by the message's identity, before it is
-//     queued, and a message already recorded is not queued again; a message
+//     message is recorded, keyed by the message's identity (Slack: team,
+//     channel, ts; Matrix: event id), before it is queued, and a message
+//     already recorded is not queued again: Slack sends one post twice
+//     (message, app_mention) and redelivers what was not acked, and the
+//     key makes each post one turn. A message
 //     without a mention in a thread the store does not know is dropped, and
 //     so is every one without a mention where the channel's reply setting
 //     is "mention" (never recorded, so never a turn).
@@ -77,9 +80,13 @@
 //   - A text is final as soon as the CLI's complete assistant line for it
 //     arrives (one per content block), not at message_stop or the result:
 //     the last words wait for no edit pacing.
+//   - A message sent while a turn runs goes to the CLI at once (the CLI
+//     queues it); the thread shows it queued, then taken up.
 //   - stop says "Stopping." as soon as it is accepted, before the CLI
-//     confirms; if the interrupt fails the same notice is edited to say
-//     so, and nothing says the turn stopped.
+//     confirms, interrupts the turn and closes its prompts; if the
+//     interrupt fails the same notice is edited to say so, and nothing
+//     says the turn stopped; it is edited too to count the queued
+//     messages dropped.
 //   - Files are fetched only on the thread's worker, for a message that goes
 //     to Claude: after Deliver checked the sender, after the thread was
 //     loaded, after commands, typed decisions and the per-user quota had
@@ -92,8 +99,13 @@
 //     reaches Claude; one that does not parse gets its usage back. A
 //     one-word typo of a command the sender may run is asked about and
 //     never reaches Claude either, unless a backslash begins it.
+//   - A prompt is the sender line, "[from <name> · <id>]" (policy.go),
+//     then the text; the system prompt says how to read that line.
 //   - A slash command reaches the CLI as it is only when the session's CLI
-//     lists it and slash.go allows it to the sender: what would change the
+//     lists it and slash.go allows it to the sender; one of the
+//     repository's own commands or skills, which the guarded CLI does not
+//     load, the bot expands into the message the CLI would make of it
+//     (claudeproc.RepoCommand): what would change the
 //     session's permissions, directories, settings or credentials is
 //     refused before any process starts, an unknown name is said and sent
 //     nowhere, and each one is audited.
@@ -115,7 +127,8 @@
 //   - No message taken in is lost unsaid: Deliver records it (and so it is
 //     acked) before a worker sees it; it is settled when a turn takes it
 //     up, when it was a command or a click, or when its thread was told why
-//     not (settle.go). Recover tells the threads of the unsettled ones.
+//     not (settle.go). One a restart caught unsettled is not run: Recover
+//     tells its thread to send it again.
 //   - A message refused because the storage fails (store.FaultCause:
 //     damaged, read-only, full, I/O) is said once per cause in the log
 //     (Config.Faults), and once per outage to each thread it refuses
@@ -150,12 +163,21 @@
 //
 // The session and the turn:
 //
-//   - session.go: the claude process (start, resume, stop; the first
-//     prompt of a failed resume sent again in a fresh session).
+//   - session.go: the claude process (start, or `--resume <id>` when the
+//     thread had a session, through the runner; stop; the first prompt of
+//     a failed resume sent again in a fresh session). A reaped or crashed
+//     thread resumes from the CLI home its runner keeps for it alone
+//     (removed by `new`): to the user a thread never forgets.
 //   - instructions.go: what the session appends to the CLI's system prompt:
-//     the bot's words, then the parts' instructions (thread.Instructor)
-//     joined, bounded and set apart; a changed text ends a live process
-//     between turns, and the turn resumes under it.
+//     the bot's words (how to read the sender line), then the parts'
+//     instructions (thread.Instructor) joined in list order with a blank
+//     line between, cut at 16 KiB with a note (logged), inside a
+//     <channel-instructions> section the text cannot close; one
+//     --append-system-prompt argument (no shell: every runner passes the
+//     argv as it is), rendered afresh at every start and resume
+//     (claudeproc's --system-prompt-snapshot off); never the conversation,
+//     never the environment. A changed text ends a
+//     live process between turns, and the turn resumes under it.
 //   - events.go: the CLI's events on the worker (init, result, exit), a
 //     turn ended abruptly.
 //   - slots.go: the capped number of live processes, idle ones evicted
@@ -166,7 +188,9 @@
 //     channel's instructions setting and the parts' texts for the system
 //     prompt.
 //   - view.go, tools.go: the turn's view, text and tool lines as
-//     platform-neutral messages, posted through the thread's adapter,
+//     platform-neutral messages (one live message per assistant message,
+//     a compact line per tool call, which says so while it waits for a
+//     decision; the result's footer: time, cost, turns), posted through the thread's adapter,
 //     whose calls never wait on the platform (the Slack and Matrix
 //     adapters queue them in adapters/outbox's mailroom; mailroom.go: what
 //     the bot asks of one).
@@ -186,9 +210,13 @@
 //
 //   - desk.go: the open approvals and questions; deciding returns a
 //     verdict.
-//   - asks.go: a can_use_tool request (rules first, else the desk); a
-//     verdict applied: the CLI answered, the store written, the prompt
-//     updated, a grant's rule saved.
+//   - asks.go: a can_use_tool request (a deny rule wins; an allow rule,
+//     or the thread's acceptEdits mode for an edit inside the working
+//     directory, may settle it at once, never for a protected place; else
+//     the desk, whose prompt offers what approvals.GrantChoices allows); a
+//     verdict applied once: the CLI answered (a control_response; an
+//     AskUserQuestion's answers in updatedInput.answers), the store
+//     written, the prompt updated, a grant's rule saved.
 //   - prompttext.go: a prompt's text and the choices it offers;
 //     typed.go: typed decisions ("allow 2").
 //   - unverified.go: an event the platform cannot vouch for

@@ -26,13 +26,19 @@
 // The protocol:
 //
 //   - process.go: Process, one CLI's run (Start, its events, its exit);
-//     options.go: Options and the command line; guard.go: the launch
+//     options.go: Options and the command line (--model, --effort,
+//     --append-system-prompt with --system-prompt-snapshot off: by default
+//     the CLI sends a resumed conversation the system prompt of its first
+//     request; TestRealCLIResumedSystemPrompt shows both settings on the
+//     real CLI); guard.go: the launch
 //     guard (--permission-mode, --restricted, --setting-sources "",
 //     --strict-mcp-config, the deny rules in --settings, the repository's
 //     instructions by --add-dir); repoagents.go: the repository's
 //     subagents read for --agents, only what describes them; tools.go: every
 //     built-in tool classified governed, inert or off, and what --tools
-//     offers.
+//     offers; repocommands.go: one of the repository's own slash commands
+//     or skills, which the guarded CLI does not load, made into the
+//     message the CLI would make of it (RepoCommand).
 //   - reader.go: the tolerant NDJSON reader, its line cap (10 MiB by
 //     default); jsonscan.go: a line's type found without decoding it;
 //     decode.go, decode_stream.go, fastuser.go: lines to typed Events
@@ -46,7 +52,8 @@
 //     pipe (--mcp-config /dev/fd/3), never from its command line or
 //     environment.
 //   - env.go: the child's environment, an allowlist (BuildEnv): never the
-//     bot's chat secrets; version.go: the CLI's version and whether it is
+//     bot's chat secrets (no SLACK_*, MATRIX_* or CLAUDEOPS_* variable);
+//     version.go: the CLI's version and whether it is
 //     supported (CheckVersion); shutdown.go: bounded shutdown.
 //
 // Where it runs:

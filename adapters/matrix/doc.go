@@ -1,7 +1,7 @@
 // Package matrix is the Matrix adapter: a mention of the bot in a room
 // starts a session bound to a thread (m.thread) rooted at that message;
 // every message in that thread continues it. Replies are m.notice events
-// with Markdown rendered to HTML; Claude's text streams by editing one
+// with Markdown rendered to sanitized HTML and m.mentions always empty; Claude's text streams by editing one
 // message (m.replace); approvals are reactions (✅ 🧵 ♾️ ❌) the bot
 // pre-adds, questions are polls (MSC3381) plus keycap reactions, and typed
 // replies work everywhere.
@@ -22,8 +22,9 @@
 //     login, Run; conn.go: its link's state; state.go: what it keeps
 //     between runs (State: the login, the sync position), which cmd keeps
 //     in the store.
-//   - sync.go: the sync's events to the bot (a mention of the bot starts
-//     an m.thread session); cursor.go: the sync position, saved only once
+//   - sync.go: the sync's events to the bot (an m.room.message with the
+//     bot in its m.mentions, or naming it where an older client sent no
+//     m.mentions, starts an m.thread session); cursor.go: the sync position, saved only once
 //     a whole batch is delivered.
 //   - crypto_goolm.go, crypto_nogoolm.go: encrypted rooms with -tags goolm
 //     (the crypto store beside the database), and without it the room told

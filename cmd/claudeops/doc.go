@@ -30,8 +30,11 @@
 //   - secrets.go: the process re-executes itself without the secrets in
 //     its environment, handing them over in a memfd; every secret has a
 //     <NAME>_FILE twin.
-//   - dbcheck.go: the database checked before the bot opens it (damaged,
-//     or missing or empty where its mark says one was: refused, 78), and
+//   - dbcheck.go: the database checked before the bot opens it (SQLite's
+//     quick_check, the full integrity_check after an unclean stop;
+//     damaged, or missing or empty where its mark says one was: refused,
+//     78, never replaced: `claudeops restore` puts a checked backup in
+//     place), and
 //     its mark (open while the bot runs, closed at a clean shutdown).
 //   - state.go: the bot's state placed apart from the sessions' work (a
 //     working directory that holds or lies inside it is refused);
