@@ -16,11 +16,19 @@
 // long as the worker: a thread with nothing to do and no process lets its
 // worker go, and its parts with it.
 //
-// An extension asks, it does not reach in: it reads a copy of the record
-// (Thread.Record) and changes it by intent (SetWorkspace, BeginRun,
-// RemoveHome); it says things through the thread (Reply, Notice, Tell,
-// Notify, PostFile) and records what people did (Audit); it reads the
-// store through Reader, never writing the kernel's tables. Extensions do
+// An extension asks, it does not reach in: it reads its thread's key
+// (Ref), its page on the platform (Link, through adapters.Linker: a pull
+// request's description links back to it), a copy of the record
+// (Thread.Record), its run and state, and changes the record by intent
+// (SetWorkspace, BeginRun and EndRun, RemoveHome); it says things through
+// the thread (Reply, Notice, Tell, Notify, PostFile) and records what
+// people did (Audit); it interrupts the turn or stops the session
+// (Interrupt, Stop), posts into the thread's own queue (Post), and sends
+// Claude a message on a person's behalf (Send: a command that hands
+// Claude outside text, such as `review`). It reads the store through
+// Reader, never writing the kernel's tables (the kernel's one writer of a
+// thread's record is worker.saveThread); a scheduled run's record goes
+// back to the scheduler, which stores it. Extensions do
 // not import each other nor package bot: what one needs of another goes
 // through a value both see (Run, TurnEnd) or is connected by cmd.
 //

@@ -108,7 +108,29 @@
 // (every session killed through bot.Bot.Kill), the same for every
 // platform.
 //
-// testdata/places measures the composition root: its lines, and where a
-// runner or a platform is named outside its own files (docs/DESIGN.md
-// gives the figures).
+// # Measures
+//
+// testdata/places measures the composition root: its production lines,
+// and the top-level declarations outside a part's own files that name it
+// (go run ./cmd/claudeops/testdata/places cmd/claudeops; before: on a
+// worktree of 3cc8013). docs/DESIGN.md, "Composition root", gives two of
+// the figures; all of them, before (3cc8013) and after (0ce52b8):
+//
+//   - lines of cmd/claudeops (production): 3510 → 2957 (2985 at 5ac6c85,
+//     with extensions.go);
+//   - a runner named as a string (local, sandbox, docker, kubernetes): 2,
+//     3, 4, 5 → 0, 0, 0, 0;
+//   - a runner named in an identifier: 3, 8, 6, 5 → 1, 1, 1, 1 (the field
+//     of runnerConfig);
+//   - a platform named in an identifier (console, slack, matrix): 10, 13,
+//     16 → 8, 2, 2.
+//
+// Left: platformsConfig's fields, the _FILE twins, the console flag.
+// After: no function in these packages over 100 lines, no file over 500,
+// and dupl -t 50 finds as many clones in production code as before (33).
+// Since, settings are tagged in the types that use them (bot, limits,
+// workspaces, scheduled: Config) and parsed into: 17 settings once
+// declared twice and copied field by field are declared once; production
+// lines 3061 → 3006 (wc -l); each documented variable is still named by
+// its tag and its checks (grep -w).
 package main
