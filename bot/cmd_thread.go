@@ -9,6 +9,7 @@ import (
 	"github.com/claudeops/claudeops/adapters"
 	"github.com/claudeops/claudeops/bot/internal/text"
 	"github.com/claudeops/claudeops/bot/thread"
+	"github.com/claudeops/claudeops/store"
 )
 
 // The commands about the thread's session: status, stop, new, mode,
@@ -180,4 +181,14 @@ func (w *worker) cmdCost(ctx context.Context, ev adapters.Event, _ []string) {
 		text += "\n" + l
 	}
 	w.reply(ctx, text)
+}
+
+// turnsText counts u's turns for status and cost, saying how many of
+// them a restart left without a recorded end (their cost is not known).
+func turnsText(u store.Usage) string {
+	s := fmt.Sprintf("%d %s", u.Turns, text.Plural(u.Turns, "turn", "turns"))
+	if u.Interrupted > 0 {
+		s += fmt.Sprintf(" (%d whose end a restart of the bot left unrecorded, cost unknown)", u.Interrupted)
+	}
+	return s
 }

@@ -23,8 +23,8 @@ import (
 //   - approvals left pending can no longer be answered (their process is
 //     gone): they are marked expired and their prompts and tool lines say
 //     so; tool lines left running are shown stopped (restartlines.go);
-//   - messages taken in and never taken up (settle.go): their threads are
-//     told, once;
+//   - messages taken in and never taken up (settle.go says when one is
+//     settled): their threads are told, once;
 //   - what the extensions keep of operations cut off (thread.Recoverer: a
 //     push) is told by them.
 //
@@ -156,6 +156,57 @@ func (b *Bot) tellInterrupted(ctx context.Context) error {
 	return nil
 }
 
+// tellUnsettled tells each thread whose messages a restart cut off before
+// they were taken up, once: a message is settled only once its notice is
+// posted, so a thread whose platform does not run now is told at a later
+// start.
+func (b *Bot) tellUnsettled(ctx context.Context) error {
+	ms, err := b.store.UnsettledMessages(ctx)
+	if err != nil {
+		return err
+	}
+	for _, group := range byThread(ms, func(m store.ReceivedMessage) string { return m.ThreadKey }) {
+		ref, ok := adapters.ThreadKey(group[0].ThreadKey).Ref()
+		if ok && b.adapter(ref.Platform) == nil {
+			b.log.Info("messages cut off by a restart not told: their platform does not run now", "thread", group[0].ThreadKey)
+			continue
+		}
+		if ok {
+			pctx, cancel := context.WithTimeout(ctx, noticeTimeout)
+			_, err := b.adapter(ref.Platform).Post(pctx, ref, adapters.Message{Kind: adapters.KindNotice, Text: unsettledText(group), Error: true})
+			cancel()
+			if err != nil {
+				b.log.Warn("tell a thread its messages were not taken up (again at the next start)", "thread", group[0].ThreadKey, "err", err)
+				continue
+			}
+		} else {
+			// Nowhere to say it, ever: do not try again at every start.
+			b.log.Warn("message cut off by a restart in an unreadable thread key: not told", "thread", group[0].ThreadKey)
+		}
+		for _, m := range group {
+			if err := b.store.SettleMessage(ctx, m.Platform, m.Key); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// unsettledText tells a thread which of its messages a restart cut off.
+func unsettledText(ms []store.ReceivedMessage) string {
+	first := ms[0]
+	what := "your message"
+	if t := strings.TrimSpace(first.Text); t != "" {
+		what = "“" + text.Shorten(text.OneLine(t), 80) + "”"
+	}
+	more := ""
+	if n := len(ms) - 1; n > 0 {
+		more = fmt.Sprintf(" (and %d later %s)", n, text.Plural(n, "message", "messages"))
+	}
+	return fmt.Sprintf("The bot restarted before Claude took up %s, sent %s%s: it was not run. "+
+		"Send it again if it still matters.", what, first.ReceivedAt.UTC().Format("2006-01-02 15:04 UTC"), more)
+}
+
 // byThread cuts xs, sorted by thread, into one run per thread.
 func byThread[T any](xs []T, thread func(T) string) [][]T {
 	var runs [][]T
@@ -188,16 +239,6 @@ func interruptedText(turns []store.Turn) string {
 	return fmt.Sprintf("The bot restarted during Claude's turn on %s, started %s%s, before that turn's end was recorded, "+
 		"so the bot cannot tell whether it finished: if Claude's answer above ends with its footer, it did; "+
 		"if not, what it had not finished is lost. Your next message resumes the conversation.", what, when, more)
-}
-
-// turnsText counts u's turns for status and cost, saying how many of
-// them a restart left without a recorded end (their cost is not known).
-func turnsText(u store.Usage) string {
-	s := fmt.Sprintf("%d %s", u.Turns, text.Plural(u.Turns, "turn", "turns"))
-	if u.Interrupted > 0 {
-		s += fmt.Sprintf(" (%d whose end a restart of the bot left unrecorded, cost unknown)", u.Interrupted)
-	}
-	return s
 }
 
 // awaiter is an adapter that can wait for the post behind a provisional
