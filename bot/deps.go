@@ -61,6 +61,14 @@ func (d deps) audit(ctx context.Context, user, action, target, detail string, al
 	}
 }
 
+// storageFault says whether err, met while doing what, is the storage
+// failing: then the log has it already (once per cause), and the caller
+// logs nothing of its own.
+func (d deps) storageFault(what string, err error) bool {
+	_, fault := d.cfg.Faults.Failed(what, err)
+	return fault
+}
+
 // tell says something to one user: privately where the platform can.
 func (d deps) tell(ctx context.Context, u adapters.User, text string) {
 	if d.ad == nil {

@@ -39,14 +39,6 @@ func (s *storageWatch) refused(ctx context.Context, d deps, what string, err err
 	return true
 }
 
-// storageFault says whether err, met while doing what, is the storage
-// failing: then the log has it already (once per cause), and the caller
-// logs nothing of its own.
-func (d deps) storageFault(what string, err error) bool {
-	_, fault := d.cfg.Faults.Failed(what, err)
-	return fault
-}
-
 // worked says a write was taken: storage works (again).
 func (s *storageWatch) worked() { s.faults.Worked() }
 
