@@ -18,15 +18,6 @@ type homeRemover interface {
 	RemoveHome(ctx context.Context, s claudeproc.Session) error
 }
 
-// RemoveHome implements homeRemover for the runner it wraps: nothing to
-// do when that one keeps no homes.
-func (r recordingRunner) RemoveHome(ctx context.Context, s claudeproc.Session) error {
-	if h, ok := r.inner.(homeRemover); ok {
-		return h.RemoveHome(ctx, s)
-	}
-	return nil
-}
-
 // sessionOf is how the runner knows the thread ref.
 func sessionOf(ref adapters.ThreadRef) claudeproc.Session {
 	return claudeproc.Session{Channel: ref.ChannelKey(), Thread: string(ref.Key())}

@@ -81,6 +81,15 @@ func (r recordingRunner) PassesMCPConfig() bool {
 	return ok && cp.PassesMCPConfig()
 }
 
+// RemoveHome implements homeRemover (homes.go) for the runner it wraps: nothing to
+// do when that one keeps no homes.
+func (r recordingRunner) RemoveHome(ctx context.Context, s claudeproc.Session) error {
+	if h, ok := r.inner.(homeRemover); ok {
+		return h.RemoveHome(ctx, s)
+	}
+	return nil
+}
+
 // recordedHandle forgets its record once the process (and its group) has
 // ended.
 type recordedHandle struct {
