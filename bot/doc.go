@@ -242,7 +242,7 @@
 // expires its pending approvals, closes its unfinished turns and tells
 // their threads; restartlines.go (lineBook, a part of the worker) stores
 // where a request's tool line is beside its prompt, and each tool line
-// running (the platform's ref, mailroom.go's resolver), and Recover ends
+// running (the platform's ref, a mailroom's resolver), and Recover ends
 // them at the next start; settle.go settles a message taken in, and
 // Recover tells the threads of those a restart caught unsettled; records.go owes what the
 // storage refused of what a thread was shown (a turn's end, a message's

@@ -9,7 +9,8 @@ import (
 // What the bot asks of an adapter that queues its calls (the Slack and
 // Matrix adapters embed adapters/outbox's Mailroom; the console is
 // immediate and has none of these). Each is optional, and asked of the
-// one adapter a thread posts through.
+// one adapter a thread posts through. What the restart's records ask of
+// one (resolver) is with them, in restartlines.go.
 
 // queuer is an adapter whose calls wait in lanes.
 type queuer interface {
@@ -31,12 +32,4 @@ type postTracker interface {
 	OnPosted(f func(t adapters.ThreadRef, id string))
 	// Posted reports whether the post behind ref has been made.
 	Posted(ref adapters.MessageRef) bool
-}
-
-// resolver gives the platform's ref of a post Post answered with a
-// provisional one: what is stored to edit the message after a restart.
-type resolver interface {
-	// Resolve is the platform's ref behind ref (ref itself when it is
-	// one); ok is false while the post has not been made. It never waits.
-	Resolve(ref adapters.MessageRef) (adapters.MessageRef, bool)
 }

@@ -20,6 +20,15 @@ import (
 // the next start: a part of the worker, with its deps.
 type lineBook struct{ deps }
 
+// resolver is an adapter that queues its calls (mailroom.go) and gives
+// the platform's ref of a post Post answered with a provisional one: what
+// is stored to edit the message after a restart.
+type resolver interface {
+	// Resolve is the platform's ref behind ref (ref itself when it is
+	// one); ok is false while the post has not been made. It never waits.
+	Resolve(ref adapters.MessageRef) (adapters.MessageRef, bool)
+}
+
 // shown stores where the prompt of approval id is, and the tool line of
 // its call toolUseID in v, in one write: a kill between two writes
 // would leave the line unknown. The prompt's Ask waited its turn in the
