@@ -114,25 +114,6 @@ func (nopObserver) FirstText(time.Duration)              {}
 func (nopObserver) Spent(adapters.ThreadRef, Usage)      {}
 func (nopObserver) ApprovalSettled(kind, outcome string) {}
 
-// asked notes when the person's message that began the running turn
-// reached the bot (zero: nobody asked), unless the turn has that already.
-func (v *view) asked(at time.Time) {
-	if v.turn != nil && v.turn.asked.IsZero() {
-		v.turn.asked = at
-	}
-}
-
-// textShown: a text message of the running turn was handed over as ref.
-// The first one answers the message that asked: it is timed up to when
-// the platform has it (firsttext.go), once.
-func (v *view) textShown(ref adapters.MessageRef) {
-	if t := v.turn; t != nil && !t.asked.IsZero() {
-		c, _ := v.ad.(postTracker)
-		v.first.handed(ref, t.asked, c)
-		t.asked = time.Time{}
-	}
-}
-
 // turnTokens are the input and output tokens of r's turn. A result the
 // CLI cut at its budget reports zeros in usage; the per-model figures
 // still hold what the turn used.

@@ -126,6 +126,25 @@ func (l *liveText) appendDelta(index int, s string) {
 	l.dirty = true
 }
 
+// asked notes when the person's message that began the running turn
+// reached the bot (zero: nobody asked), unless the turn has that already.
+func (v *view) asked(at time.Time) {
+	if v.turn != nil && v.turn.asked.IsZero() {
+		v.turn.asked = at
+	}
+}
+
+// textShown: a text message of the running turn was handed over as ref.
+// The first one answers the message that asked: it is timed up to when
+// the platform has it (firsttext.go), once.
+func (v *view) textShown(ref adapters.MessageRef) {
+	if t := v.turn; t != nil && !t.asked.IsZero() {
+		c, _ := v.ad.(postTracker)
+		v.first.handed(ref, t.asked, c)
+		t.asked = time.Time{}
+	}
+}
+
 // running: a turn is shown as running.
 func (v *view) running() bool { return v.turn != nil }
 
