@@ -45,6 +45,12 @@
 //     (settings); in the kernel it added launch.go (the launch's model,
 //     mode and effort) and instructions.go (the Instructor hook's text),
 //     two worker methods and two arrows back up.
+//   - 1fe6196: 44, 14, 214, 68, 422, 71. Code moved beside its users
+//     (turnsText, storageFault, RemoveHome, resolver, the view's asked
+//     and textShown); tellUnsettled beside its twin tellInterrupted in
+//     recover.go, which nothing in the package calls now: an entry of its
+//     own like bot.go, not reached from it, its 6 arrows out not counted
+//     (the tool lists such files).
 //
 // The issue's aims (about 70 methods, bot.go under 500 lines, at most 71
 // arrows back up) were met after issue 26.

@@ -122,8 +122,12 @@ func (g *graph) countMethods(f *ast.File) {
 
 // backUp counts the arrows pointing to a lower layer (up, which it also
 // lists, sorted) and those within one layer (sideways); layers are
-// distances from root, breadth first, neighbours in name order.
-func (g *graph) backUp(root string) (up, side int, ups [][2]string) {
+// distances from root, breadth first, neighbours in name order. A file
+// root does not reach (an entry of its own, such as a method cmd calls
+// and nothing in the package does) has no layer: its arrows are not
+// counted, and it is returned in apart, with its arrows out, so that the
+// figures say so.
+func (g *graph) backUp(root string) (up, side int, ups [][2]string, apart map[string]int) {
 	next := map[string][]string{}
 	for a := range g.arrows {
 		next[a[0]] = append(next[a[0]], a[1])
@@ -139,11 +143,19 @@ func (g *graph) backUp(root string) (up, side int, ups [][2]string) {
 			}
 		}
 	}
+	apart = map[string]int{}
+	for _, f := range g.files {
+		if _, ok := layer[f]; !ok {
+			apart[f] = 0
+		}
+	}
 	for a := range g.arrows {
 		la, okA := layer[a[0]]
 		lb, okB := layer[a[1]]
 		switch {
-		case !okA || !okB:
+		case !okA:
+			apart[a[0]]++
+		case !okB:
 		case lb < la:
 			up++
 			ups = append(ups, a)
@@ -152,5 +164,5 @@ func (g *graph) backUp(root string) (up, side int, ups [][2]string) {
 		}
 	}
 	slices.SortFunc(ups, func(x, y [2]string) int { return strings.Compare(x[0]+" "+x[1], y[0]+" "+y[1]) })
-	return up, side, ups
+	return up, side, ups, apart
 }

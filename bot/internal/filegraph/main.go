@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
+	"slices"
 )
 
 func main() {
@@ -19,11 +21,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	up, side, ups := g.backUp(*root)
+	up, side, ups, apart := g.backUp(*root)
 	fmt.Fprintf(os.Stdout, "package %s\n", g.path)
 	fmt.Fprintf(os.Stdout, "files %d\n", len(g.files))
 	fmt.Fprintf(os.Stdout, "arrows %d\n", len(g.arrows))
 	fmt.Fprintf(os.Stdout, "arrows back up %d (sideways %d, from layers by distance from %s)\n", up, side, *root)
+	for _, f := range slices.Sorted(maps.Keys(apart)) {
+		if apart[f] == 0 {
+			continue // a doc.go, say: nothing to count
+		}
+		fmt.Fprintf(os.Stdout, "not reached from %s: %s (%d arrows out, not counted)\n", *root, f, apart[f])
+	}
 	fmt.Fprintf(os.Stdout, "%s lines %d\n", *root, g.lines[*root])
 	fmt.Fprintf(os.Stdout, "methods of %s %d\n", *typ, g.methods[*typ])
 	if *list {
