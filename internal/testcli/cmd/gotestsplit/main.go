@@ -8,6 +8,9 @@
 //
 //	github.com/claudeops/claudeops/claudeproc/docker ^(TestBotGone|TestKillMidTurn)$
 //
+// At the end it names the top-level tests that took longer than -slow
+// (60 s), slowest first, so that a run's log says which they are.
+//
 // Its exit code is go test's.
 package main
 
@@ -22,6 +25,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 )
 
 type event struct {
@@ -29,11 +33,19 @@ type event struct {
 	Package string
 	Test    string
 	Output  string
+	Elapsed float64 // seconds, on a test's pass or fail
+}
+
+// timed is a top-level test and how long it took.
+type timed struct {
+	pkg, test string
+	secs      float64
 }
 
 func main() {
 	list := flag.String("list", "", "file to write the tests skipped for a pending setup to")
 	pending := flag.String("pending", `CLAUDEOPS_TEST_(DOCKER_IMAGE|BUILD_IMAGE|RUNTIME_IMAGE|KUBECONFIG|KUBE_IMAGE|KUBE_NODE|GITEA_BIN)`, "what a pending setup's skip names")
+	slow := flag.Duration("slow", 60*time.Second, "name the tests that took longer")
 	flag.Parse()
 	if *list == "" || flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: gotestsplit -list FILE [-pending RE] -- <go test arguments>")
@@ -55,7 +67,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "gotestsplit:", err)
 		os.Exit(2)
 	}
-	skipped := follow(out, os.Stdout, re)
+	skipped, times := follow(out, os.Stdout, re)
 	code := 0
 	if err := cmd.Wait(); err != nil {
 		code = 1
@@ -63,6 +75,7 @@ func main() {
 			code = ee.ExitCode()
 		}
 	}
+	fmt.Print(slowest(times, slow.Seconds()))
 	if err := os.WriteFile(*list, []byte(lines(skipped)), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, "gotestsplit:", err)
 		code = 2
@@ -71,8 +84,10 @@ func main() {
 }
 
 // follow reads go test's JSON events from r, writes the human output to w
-// and returns, by package, the top-level tests skipped for a pending setup.
-func follow(r io.Reader, w io.Writer, pending *regexp.Regexp) map[string]map[string]bool {
+// and returns, by package, the top-level tests skipped for a pending setup,
+// and how long each top-level test that ran took.
+func follow(r io.Reader, w io.Writer, pending *regexp.Regexp) (map[string]map[string]bool, []timed) {
+	var times []timed
 	outputs := map[string]*strings.Builder{} // by package and test
 	skipped := map[string]map[string]bool{}
 	sc := bufio.NewScanner(r)
@@ -84,6 +99,9 @@ func follow(r io.Reader, w io.Writer, pending *regexp.Regexp) map[string]map[str
 			continue
 		}
 		key := e.Package + " " + e.Test
+		if (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/") {
+			times = append(times, timed{e.Package, e.Test, e.Elapsed})
+		}
 		switch e.Action {
 		case "output":
 			if e.Test == "" {
@@ -133,7 +151,27 @@ func follow(r io.Reader, w io.Writer, pending *regexp.Regexp) map[string]map[str
 			delete(outputs, key)
 		}
 	}
-	return skipped
+	return skipped, times
+}
+
+// slowest says which tests took over limit seconds, slowest first.
+func slowest(times []timed, limit float64) string {
+	var over []timed
+	for _, t := range times {
+		if t.secs > limit {
+			over = append(over, t)
+		}
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	sort.Slice(over, func(i, j int) bool { return over[i].secs > over[j].secs })
+	var b strings.Builder
+	fmt.Fprintf(&b, "gotestsplit: %d tests took over %.0f s:\n", len(over), limit)
+	for _, t := range over {
+		fmt.Fprintf(&b, "  %6.1f s  %s %s\n", t.secs, t.pkg, t.test)
+	}
+	return b.String()
 }
 
 // nonResult drops the package's result lines (printed already) from a
