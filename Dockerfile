@@ -5,9 +5,9 @@
 # real engine (see docs/DEPLOYMENT.md, "Docker", and docs/TESTING.md, "The image").
 #
 # Stages come in the order of what changes least: the legacy builder builds
-# every stage before a --target, so the test caches cli, deps and runtime
-# by building them as targets, and only build and the last stage follow the
-# source.
+# every stage before a --target, so the test caches cli, deps, runtime and
+# depsbuilt by building them as targets; imports (seconds), build and the
+# last stage follow the source.
 
 # The base images (a registry's, or local stand-ins: the test passes the
 # ones scripts/docker-engine makes from Debian packages). The runtime
@@ -28,6 +28,9 @@ ARG CLAUDE_CLI_VERSION=2.1.330
 ARG CLAUDE_CLI_PLATFORM=linux-x64
 ARG CLAUDE_CLI_INTEGRITY=sha512-9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
 ARG NPM_REGISTRY=https://registry.npmjs.org
+# Build tags: goolm is pure-Go Olm for encrypted Matrix rooms (no libolm);
+# see the build stage for the runners' tags.
+ARG TAGS=goolm
 
 FROM ${BUILD_IMAGE} AS cli
 ARG CLAUDE_CLI_VERSION
@@ -46,14 +49,13 @@ RUN pkg="claude-code-${CLAUDE_CLI_PLATFORM}" \
  && rm -rf /tmp/cli.tgz /tmp/package \
  && v=$(/out/claude --version) && [ "${v%% *}" = "$CLAUDE_CLI_VERSION" ]
 
-# The modules, and go-sqlite3's C (a minute of compiling), depend only on
-# go.mod and go.sum: a layer of their own, cached across source changes.
+# The modules depend only on go.mod and go.sum: a layer of their own,
+# cached across source changes.
 FROM ${BUILD_IMAGE} AS deps
 WORKDIR /src
 COPY go.mod go.sum ./
 ARG GOPROXY
-RUN go mod download \
- && CGO_ENABLED=1 go build -tags goolm -trimpath github.com/mattn/go-sqlite3
+RUN go mod download
 
 FROM ${RUNTIME_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to the bot (which then ends its
@@ -73,7 +75,23 @@ RUN useradd --home-dir /data/home --no-create-home --uid 10001 --user-group --sh
  && chmod 0700 /data /data/state /data/home
 COPY --from=cli /out/claude /usr/local/bin/claude
 
-FROM deps AS build
+# Which of the modules' packages the bot imports (go list reads the
+# source: seconds). The next stage copies only that list, so compiling
+# them — minutes of CPU: go-sqlite3's C, client-go, mautrix — is a layer
+# cached until the list changes, not redone at every source change.
+FROM deps AS imports
+ARG TAGS
+COPY . .
+RUN go list -tags "${TAGS}" -deps \
+      -f '{{if not .Standard}}{{if .Module}}{{if not .Module.Main}}{{.ImportPath}}{{end}}{{end}}{{end}}' \
+      ./cmd/claudeops >/imports
+
+FROM deps AS depsbuilt
+ARG TAGS
+COPY --from=imports /imports /imports
+RUN xargs env CGO_ENABLED=1 go build -tags "${TAGS}" -trimpath </imports
+
+FROM depsbuilt AS build
 COPY . .
 ARG VERSION=dev
 # cgo for mattn/go-sqlite3; the runtime is the same Debian release, so the
@@ -81,7 +99,7 @@ ARG VERSION=dev
 # encrypted Matrix rooms (no libolm). Every runner is in by default;
 # --build-arg TAGS=goolm,nokubernetes,nodocker makes an image without
 # those runners' clients, which holds about half the memory idle.
-ARG TAGS=goolm
+ARG TAGS
 RUN CGO_ENABLED=1 go build -tags "${TAGS}" -trimpath -ldflags "-s -w -X main.version=${VERSION}" \
       -o /out/claudeops ./cmd/claudeops
 

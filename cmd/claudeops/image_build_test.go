@@ -29,9 +29,11 @@ import (
 // predecessor is removed.
 const imageCacheRepo = "claudeops-image-test-cache"
 
-// cachedStages are the Dockerfile's stages before the ones that copy the
-// source, in its order.
-var cachedStages = []string{"cli", "deps", "runtime"}
+// cachedStages are the Dockerfile's stages kept as cache, tagged (an
+// untagged one goes with the image built on it), in its order: those
+// before the source, and depsbuilt, which follows only the list of
+// packages the bot imports.
+var cachedStages = []string{"cli", "deps", "runtime", "depsbuilt"}
 
 // imageBases are the base images for the Dockerfile's BUILD_IMAGE and
 // RUNTIME_IMAGE, from scripts/test; the test skips, saying why, only where
