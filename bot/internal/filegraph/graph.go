@@ -125,8 +125,8 @@ func (g *graph) countMethods(f *ast.File) {
 // distances from root, breadth first, neighbours in name order. A file
 // root does not reach (an entry of its own, such as a method cmd calls
 // and nothing in the package does) has no layer: its arrows are not
-// counted, and it is returned in apart, with its arrows out, so that the
-// figures say so.
+// counted, and one with arrows out is returned in apart with their
+// number, so that the figures say so.
 func (g *graph) backUp(root string) (up, side int, ups [][2]string, apart map[string]int) {
 	next := map[string][]string{}
 	for a := range g.arrows {
@@ -144,11 +144,6 @@ func (g *graph) backUp(root string) (up, side int, ups [][2]string, apart map[st
 		}
 	}
 	apart = map[string]int{}
-	for _, f := range g.files {
-		if _, ok := layer[f]; !ok {
-			apart[f] = 0
-		}
-	}
 	for a := range g.arrows {
 		la, okA := layer[a[0]]
 		lb, okB := layer[a[1]]
