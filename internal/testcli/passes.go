@@ -37,10 +37,11 @@ var EndToEnd = []string{
 var cliPackages = []string{"./claudeproc", "./internal/fakeanthropic", "./internal/permcompare"}
 
 // cliSecurity names the tests elsewhere that hold a safety property
-// through the CLI (who decides, what a mode or a rule lets the CLI do,
-// what a hostile repository, output or slash command can reach): every
-// CLI version the bot accepts must keep them.
-var cliSecurity = regexp.MustCompile(`Hostile|^TestTrust|^TestRepository|Slash`)
+// through the CLI (who decides, what a mode, a rule or a grant lets the
+// CLI do, where it must still ask, what a hostile repository, output or
+// slash command can reach, which secrets and files the session can
+// read): every CLI version the bot accepts must keep them.
+var cliSecurity = regexp.MustCompile(`Hostile|^TestTrust|^TestRepository|Slash|Rule|Grant|Asks|Protected|Secrets|Approver|Private`)
 
 // MinimumCLI are the tests the oldest supported CLI runs again: every
 // real-CLI test of the CLI's own packages, the safety tests that go

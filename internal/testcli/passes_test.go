@@ -31,7 +31,7 @@ func TestEndToEndAreRealCLITests(t *testing.T) {
 func TestPasses(t *testing.T) {
 	r := RealTests{
 		"./claudeproc":    {"TestRealCLIResume", "TestSandboxGit", "TestLocalHomePerThread"},
-		"./bot":           {"TestConsoleApprovals", "TestConsoleSlashHostile", "TestTrustModes", "TestConsoleCost"},
+		"./bot":           {"TestConsoleApprovals", "TestConsoleSlashHostile", "TestTrustModes", "TestConsoleCost", "TestProtectedPlaceAsksDespiteRule"},
 		"./cmd/claudeops": {"TestKill9MidTurnThenRestart", "TestMetricsConsole", "TestRepositoryInstructionsReachClaude"},
 	}
 	for _, c := range []struct {
@@ -41,7 +41,7 @@ func TestPasses(t *testing.T) {
 	}{
 		{"minimum CLI", r.MinimumCLI(), RealTests{
 			"./claudeproc":    {"TestRealCLIResume", "TestSandboxGit", "TestLocalHomePerThread"},
-			"./bot":           {"TestConsoleApprovals", "TestConsoleSlashHostile", "TestTrustModes"},
+			"./bot":           {"TestConsoleApprovals", "TestConsoleSlashHostile", "TestTrustModes", "TestProtectedPlaceAsksDespiteRule"},
 			"./cmd/claudeops": {"TestKill9MidTurnThenRestart", "TestRepositoryInstructionsReachClaude"},
 		}},
 		{"sandbox", r.Sandbox(), RealTests{
