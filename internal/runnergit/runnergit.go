@@ -197,34 +197,39 @@ func newRemote(t *testing.T, base string) string {
 }
 
 // repoSetup is the repository's own Claude Code setup, as a team would
-// commit it: its instructions and rules reach the model in every runner
-// (the markers), its settings' hooks never run (they would leave
-// hookMark in the worktree).
+// commit it: its instructions, rules and subagents reach the model in
+// every runner (the markers); what its settings would make run never does:
+// hooks, an apiKeyHelper and a status line command would leave hookMark in
+// the worktree. (Each key's own test, with a control that shows it taking
+// effect unguarded, is claudeproc's TestRealCLIRepositoryHostileSettings;
+// the runners get the same arguments.)
 var repoSetup = map[string]string{
-	"README":                 "hello\n",
-	"CLAUDE.md":              "Team rule: RUNNER-CLAUDE-MD-MARK.\n",
-	".claude/rules/style.md": "Style rule: RUNNER-RULE-MARK.\n",
-	".claude/settings.json":  `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"UserPromptSubmit":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}]}}`,
+	"README":                     "hello\n",
+	"CLAUDE.md":                  "Team rule: RUNNER-CLAUDE-MD-MARK.\n",
+	".claude/rules/style.md":     "Style rule: RUNNER-RULE-MARK.\n",
+	".claude/agents/reviewer.md": "---\nname: runner-reviewer\ndescription: Reviews changes (RUNNER-AGENT-MARK)\n---\nYou review.\n",
+	".claude/settings.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"UserPromptSubmit":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}]},` +
+		`"apiKeyHelper":"touch ` + hookMark + `; echo sk-repo","statusLine":{"type":"command","command":"touch ` + hookMark + `"}}`,
 }
 
 // hookMark is the file the repository's hooks would write in the
 // worktree, which every runner lets the session write.
 const hookMark = "repo-hook-ran"
 
-// checkRepoSetup: the model was sent the repository's instructions, and
-// none of its hooks ran.
+// checkRepoSetup: the model was sent the repository's instructions, rules
+// and subagents, and none of its settings' commands ran.
 func (s *session) checkRepoSetup(worktree string) {
 	s.t.Helper()
 	var all strings.Builder
 	for _, r := range s.api.Requests() {
 		all.Write(r.Body)
 	}
-	for _, mark := range []string{"RUNNER-CLAUDE-MD-MARK", "RUNNER-RULE-MARK"} {
+	for _, mark := range []string{"RUNNER-CLAUDE-MD-MARK", "RUNNER-RULE-MARK", "RUNNER-AGENT-MARK"} {
 		if !strings.Contains(all.String(), mark) {
 			s.t.Errorf("the repository's %s never reached the model", mark)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(worktree, hookMark)); err == nil {
-		s.t.Errorf("a hook of the repository's .claude/settings.json ran in the session")
+		s.t.Errorf("a command of the repository's .claude/settings.json (a hook, apiKeyHelper, statusLine) ran in the session")
 	}
 }
