@@ -50,7 +50,8 @@
 //     SDK-hosted MCP server's messages (--mcp-config with "type":"sdk");
 //     mcpservers.go: the operator's MCP servers, read by the CLI from a
 //     pipe (--mcp-config /dev/fd/3), never from its command line or
-//     environment.
+//     environment; a runner in an image writes them on the first line of
+//     stdin to ImageLauncher, which makes that pipe in the container.
 //   - env.go: the child's environment, an allowlist (BuildEnv): never the
 //     bot's chat secrets (no SLACK_*, MATRIX_* or CLAUDEOPS_* variable);
 //     version.go: the CLI's version and whether it is

@@ -1,9 +1,11 @@
 package claudeproc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
@@ -22,6 +24,12 @@ import (
 // every other configuration out, the servers start after the first user
 // message, and each of their tools is asked about (can_use_tool) as any
 // tool is (mcpservers_realcli_test.go).
+//
+// A runner whose CLI is an image's (docker, kubernetes) cannot hand a
+// descriptor into a container: it reads the pipe itself and writes the
+// configuration as the first line of the CLI's stdin, to ImageLauncher,
+// which gives it to the CLI as descriptor 3 through a here-document (a
+// pipe in dash and busybox's ash), never a file, argv or environment.
 
 // MCPConfigPath is where the CLI finds the operator's servers: the pipe
 // the runner gives it as descriptor 3 (Spec.MCPConfig).
@@ -71,7 +79,7 @@ func (o *Options) mcpConfigPipe(runner Runner) (*os.File, error) {
 		return nil, nil
 	}
 	if cp, ok := runner.(ConfigPasser); !ok || !cp.PassesMCPConfig() {
-		return nil, errors.New("this runner cannot pass MCP servers' configuration to the CLI: operator MCP servers need the local or sandbox runner")
+		return nil, errors.New("this runner cannot pass MCP servers' configuration to the CLI: operator MCP servers need a runner that can (local, sandbox, docker, kubernetes)")
 	}
 	data, err := o.operatorMCPConfig()
 	if err != nil {
@@ -86,4 +94,47 @@ func (o *Options) mcpConfigPipe(runner Runner) (*os.File, error) {
 		w.Close()
 	}()
 	return r, nil
+}
+
+// ImageLauncher is the `/bin/sh -c` script a runner in an image runs the
+// CLI with, the CLI and its arguments after it ("$0" "$@"). It waits for
+// the first line of its stdin (LauncherLine): "go" runs the CLI as it is;
+// anything else is the operator's servers' configuration, which the CLI
+// gets as descriptor 3 from a here-document. The line's value is expanded
+// there once and never re-read as shell text (TestImageLauncherHostile,
+// with dash). EOF first means the bot went away: nothing runs.
+const ImageLauncher = `IFS= read -r line || exit 0
+[ "$line" = go ] && exec "$0" "$@"
+exec "$0" "$@" 3<<EOF
+$line
+EOF`
+
+// launcherGo is the first line when the session has no operator servers.
+const launcherGo = "go\n"
+
+// maxMCPConfig bounds the configuration a runner reads from the pipe.
+const maxMCPConfig = 1 << 20
+
+// LauncherLine is the first line a runner in an image writes on
+// ImageLauncher's stdin: "go", or spec.MCPConfig's content as one JSON
+// line. It reads and closes spec.MCPConfig.
+func LauncherLine(spec Spec) ([]byte, error) {
+	if spec.MCPConfig == nil {
+		return []byte(launcherGo), nil
+	}
+	defer spec.MCPConfig.Close()
+	data, err := io.ReadAll(io.LimitReader(spec.MCPConfig, maxMCPConfig+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the MCP servers' configuration: %w", err)
+	}
+	if len(data) > maxMCPConfig {
+		return nil, fmt.Errorf("the MCP servers' configuration is over %d bytes", maxMCPConfig)
+	}
+	// Compact JSON holds no newline: the line ends where the value does.
+	var line bytes.Buffer
+	if err := json.Compact(&line, data); err != nil {
+		return nil, fmt.Errorf("the MCP servers' configuration: %w", err)
+	}
+	line.WriteByte('\n')
+	return line.Bytes(), nil
 }

@@ -52,8 +52,8 @@ func TestOperatorMCPRefused(t *testing.T) {
 		opts Options
 		want string
 	}{
-		{"a runner without the pipe", Options{Bin: "/nonexistent/claude", MCPServers: srv, Runner: otherRunner{}}, "need the local or sandbox runner"},
-		{"a wrapper that says no", Options{Bin: "/nonexistent/claude", MCPServers: srv, Runner: otherRunner{Local{}}}, "need the local or sandbox runner"},
+		{"a runner without the pipe", Options{Bin: "/nonexistent/claude", MCPServers: srv, Runner: otherRunner{}}, "need a runner that can"},
+		{"a wrapper that says no", Options{Bin: "/nonexistent/claude", MCPServers: srv, Runner: otherRunner{Local{}}}, "need a runner that can"},
 		{"the host's name", Options{Bin: "/nonexistent/claude", SDKMCPServers: []string{"ops"}, MCPServers: srv}, `MCP server "ops": the name is the bot's own server's`},
 		{"not JSON", Options{Bin: "/nonexistent/claude", MCPServers: map[string]json.RawMessage{"x": json.RawMessage(`{`)}}, `MCP server "x": not valid JSON`},
 	} {

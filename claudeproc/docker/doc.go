@@ -14,6 +14,12 @@
 // any other file of the bot's, the Docker socket, the bot's processes. The
 // container is removed when the CLI ends, and its output is not logged by
 // the engine (it is the conversation). stdio is attached through the API.
+// A session with the operator's MCP servers runs claudeproc.ImageLauncher
+// (/bin/sh -c) in front of the CLI, and their configuration (secrets
+// included) goes as the first line of its stdin, never into the
+// container's record (`docker inspect`): the launcher hands it to the CLI
+// as descriptor 3 through a pipe. Without servers the CLI is the
+// entrypoint itself.
 //
 // The engine must run on the bot's host: the working directory is mounted
 // by its host path. A build with -tags nodocker leaves this package (and

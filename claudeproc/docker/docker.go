@@ -119,7 +119,11 @@ type Runner struct {
 	checked map[string]bool // channels' images found fit (image.go)
 }
 
-var _ claudeproc.Runner = (*Runner)(nil)
+var _ claudeproc.ConfigPasser = (*Runner)(nil)
+
+// PassesMCPConfig implements claudeproc.ConfigPasser: the launcher gives
+// the CLI the configuration the runner writes on its stdin first.
+func (r *Runner) PassesMCPConfig() bool { return true }
 
 // New makes a runner for cfg. It does no I/O: Prepare checks the engine.
 func New(cfg Config) (*Runner, error) {
@@ -215,7 +219,7 @@ func (r *Runner) VolumeName(s claudeproc.Session) string {
 // to its stdio, starts it, and copies between the attach stream and spec's
 // files, which it closes once the stream ends.
 func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.Handle, err error) {
-	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
+	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr, spec.MCPConfig}
 	defer func() {
 		if err != nil {
 			closeFiles(files...)
@@ -223,6 +227,13 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	}()
 	if spec.Dir == "" {
 		return nil, errors.New("docker runner: a session needs a working directory")
+	}
+	// Read now: the pipe's writer ends once it is read.
+	var first []byte
+	if spec.MCPConfig != nil {
+		if first, err = claudeproc.LauncherLine(spec); err != nil {
+			return nil, fmt.Errorf("docker runner: %w", err)
+		}
 	}
 	dir, err := filepath.Abs(spec.Dir)
 	if err != nil {
@@ -249,7 +260,7 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err != nil {
 		return nil, fmt.Errorf("create container from %s: %w", image, err)
 	}
-	h, err := r.attachAndStart(ctx, created.ID, spec)
+	h, err := r.attachAndStart(ctx, created.ID, spec, first)
 	if err != nil {
 		if rerr := r.remove(context.WithoutCancel(ctx), created.ID); rerr != nil {
 			r.log.Warn("docker runner: remove container after a failed start", "container", shortID(created.ID), "err", rerr)
@@ -259,7 +270,9 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	return h, nil
 }
 
-func (r *Runner) attachAndStart(ctx context.Context, id string, spec claudeproc.Spec) (*handle, error) {
+// attachAndStart attaches to the container and starts it; first, when
+// set, is the launcher's line, written before the CLI's input.
+func (r *Runner) attachAndStart(ctx context.Context, id string, spec claudeproc.Spec, first []byte) (*handle, error) {
 	// Wait is set up before the start (ContainerWait returns once the
 	// engine has it), so that no exit can come first. It outlives ctx: the
 	// session does.
@@ -277,7 +290,7 @@ func (r *Runner) attachAndStart(ctx context.Context, id string, spec claudeproc.
 		return nil, fmt.Errorf("start container %s (%s): %w", shortID(id), spec.Bin, err)
 	}
 	h := &handle{r: r, id: id, wait: wait, cancelWait: cancelWait, att: att.HijackedResponse, stdin: spec.Stdin, outDone: make(chan struct{})}
-	go h.copyIn(spec.Stdin)
+	go h.copyIn(first, spec.Stdin)
 	go h.copyOut(spec.Stdout, spec.Stderr)
 	return h, nil
 }
@@ -299,11 +312,17 @@ func (r *Runner) containerConfig(spec claudeproc.Spec, image, dir, vol string) (
 		LabelChannel:  Hash(spec.Session.Channel),
 		LabelThread:   Hash(spec.Session.Thread),
 	}
+	// The image's entrypoint, if any, does not come between.
+	entry := []string{spec.Bin}
+	if spec.MCPConfig != nil {
+		// The operator's MCP servers come on the first line of stdin,
+		// never in the container's record (claudeproc.ImageLauncher).
+		entry = []string{"/bin/sh", "-c", claudeproc.ImageLauncher, spec.Bin}
+	}
 	cfg := &container.Config{
-		Image: image,
-		User:  fmt.Sprintf("%d:%d", r.uid, r.gid),
-		// The image's entrypoint, if any, does not come between.
-		Entrypoint: []string{spec.Bin},
+		Image:      image,
+		User:       fmt.Sprintf("%d:%d", r.uid, r.gid),
+		Entrypoint: entry,
 		Cmd:        spec.Args,
 		Env:        ContainerEnv(spec.Env),
 		WorkingDir: dir,

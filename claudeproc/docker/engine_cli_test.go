@@ -243,6 +243,10 @@ func checkInspect(t *testing.T, r *Runner, id, dir string, sess claudeproc.Sessi
 	if want := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()); c.Config.User != want {
 		t.Errorf("user %q, want the bot's %q", c.Config.User, want)
 	}
+	// Without operator MCP servers, no launcher comes between.
+	if len(c.Config.Entrypoint) != 1 || c.Config.Entrypoint[0] != "claude" {
+		t.Errorf("entrypoint %q, want the CLI's own", c.Config.Entrypoint)
+	}
 	if c.Config.Labels[LabelChannel] != Hash(sess.Channel) || c.Config.Labels[LabelThread] != Hash(sess.Thread) {
 		t.Errorf("labels %v", c.Config.Labels)
 	}

@@ -39,10 +39,15 @@ func (h *handle) Name() string { return "container " + shortID(h.id) }
 // ID is the container's full id.
 func (h *handle) ID() string { return h.id }
 
-// copyIn feeds the CLI's input until the bot closes its end, then closes
-// the write side of the stream: the CLI reads EOF.
-func (h *handle) copyIn(in *os.File) {
-	if _, err := io.Copy(h.att.Conn, in); err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE) {
+// copyIn writes first (the launcher's line, if any), then feeds the
+// CLI's input until the bot closes its end, then closes the write side
+// of the stream: the CLI reads EOF.
+func (h *handle) copyIn(first []byte, in *os.File) {
+	_, err := h.att.Conn.Write(first)
+	if err == nil {
+		_, err = io.Copy(h.att.Conn, in)
+	}
+	if err != nil && !errors.Is(err, os.ErrClosed) && !errors.Is(err, syscall.EPIPE) {
 		h.r.log.Debug("docker runner: copy to container stdin", "container", shortID(h.id), "err", err)
 	}
 	_ = h.att.CloseWrite()

@@ -37,8 +37,10 @@
 //     compile at first use: every default build links this package.
 //   - start.go: a session's Pod started, its stdin and stdout attached
 //     through the API server (remotecommand: WebSocket, SPDY as a
-//     fallback) behind a launcher that waits for the attach; the thread's
-//     home on the claim.
+//     fallback) behind claudeproc.ImageLauncher, which waits for the
+//     attach: the first line on stdin is "go", or the operator's MCP
+//     servers' configuration, handed to the CLI as descriptor 3 through a
+//     pipe, never in the Pod's spec; the thread's home on the claim.
 //   - pod.go: the Pod spec (labels naming the instance, channel and thread,
 //     hashed; annotations in plain words); credential.go: what looks like a
 //     credential kept out of the spec (the model's credentials come only

@@ -166,7 +166,11 @@ func newClients(rc *rest.Config) (clients, error) {
 	return clients{core: core, auth: auth}, nil
 }
 
-var _ claudeproc.Runner = (*Runner)(nil)
+var _ claudeproc.ConfigPasser = (*Runner)(nil)
+
+// PassesMCPConfig implements claudeproc.ConfigPasser: the Pod's launcher
+// gives the CLI the configuration the runner writes on its stdin first.
+func (r *Runner) PassesMCPConfig() bool { return true }
 
 // New makes a runner for cfg that reaches the cluster with rc. It does no
 // I/O: Prepare checks the cluster.

@@ -29,14 +29,13 @@ const container = "claude"
 // gracePeriod is how long a deleted Pod's CLI has after SIGTERM.
 const gracePeriod = 10
 
-// launcher waits for the bot's first line before it runs the CLI: output
-// written before the attach would be lost (the API keeps none of it for
-// an attach), and the CLI may write first (an MCP request at start). The
-// first line is the bot's "go"; EOF instead means the bot went away.
-const launcher = `IFS= read -r go || exit 0; exec "$0" "$@"`
-
-// goLine is what the runner writes first on every Pod's stdin.
-const goLine = "go\n"
+// The Pod runs claudeproc.ImageLauncher, which waits for the bot's first
+// line before it runs the CLI: output written before the attach would be
+// lost (the API keeps none of it for an attach), and the CLI may write
+// first (an MCP request at start). The line is "go", or the operator's MCP
+// servers' configuration, which the launcher gives the CLI as descriptor
+// 3: never in the Pod's spec, which whoever may read Pods reads. EOF
+// instead means the bot went away.
 
 // podName is a fresh Pod name for a thread: at most 63 characters.
 func (r *Runner) podName(thread string) string {
@@ -67,7 +66,7 @@ func (r *Runner) pod(name string, spec claudeproc.Spec, m mounts) *corev1.Pod {
 	c := corev1.Container{
 		Name:                     container,
 		Image:                    cmp.Or(spec.Image, r.cfg.Image), // a channel's (Spec.Image), else the runner's
-		Command:                  []string{"/bin/sh", "-c", launcher},
+		Command:                  []string{"/bin/sh", "-c", claudeproc.ImageLauncher},
 		Args:                     append([]string{spec.Bin}, spec.Args...),
 		WorkingDir:               spec.Dir,
 		Env:                      podEnv(spec.Env, r.cfg.PlainEnv),

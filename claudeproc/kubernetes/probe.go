@@ -54,7 +54,8 @@ func (r *Runner) CLIVersion(ctx context.Context, bin string) (string, error) {
 		outR.Close()
 		errR.Close()
 	}()
-	h, err := r.run(ctx, spec, mounts{home: HomesDir, readOnly: true, probe: true})
+	first, _ := claudeproc.LauncherLine(spec) // "go": no configuration to read
+	h, err := r.run(ctx, spec, mounts{home: HomesDir, readOnly: true, probe: true}, first)
 	if err != nil {
 		return "", fmt.Errorf("run %s --version in a Pod of %s: %w", bin, r.cfg.Image, err)
 	}

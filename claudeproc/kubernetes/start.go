@@ -1,13 +1,13 @@
 package kubernetes
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,7 +26,7 @@ var createOpts = metav1.CreateOptions{FieldManager: "claudeops"}
 // attaches to its stdin, stdout and stderr, which it copies to and from
 // spec's files until the attach ends.
 func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.Handle, err error) {
-	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
+	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr, spec.MCPConfig}
 	defer func() {
 		if err != nil {
 			closeFiles(files...)
@@ -34,6 +34,11 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	}()
 	if spec.Dir == "" {
 		return nil, errors.New("kubernetes runner: a session needs a working directory")
+	}
+	// Read now: the pipe's writer ends once it is read.
+	first, err := claudeproc.LauncherLine(spec)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes runner: %w", err)
 	}
 	sub, err := r.workSubPath(spec.Dir)
 	if err != nil {
@@ -47,7 +52,7 @@ func (r *Runner) Start(ctx context.Context, spec claudeproc.Spec) (_ claudeproc.
 	if err := r.ensureHome(home); err != nil {
 		return nil, err
 	}
-	return r.run(ctx, spec, mounts{work: sub, home: homeSub, extra: extra})
+	return r.run(ctx, spec, mounts{work: sub, home: homeSub, extra: extra}, first)
 }
 
 // mounts are the subPaths of the work claim a Pod mounts: the working
@@ -91,8 +96,9 @@ func (r *Runner) extraMounts(ms []claudeproc.Mount, dir string) ([]extraMount, e
 	return out, nil
 }
 
-// run creates the Pod, waits until it runs and attaches to it.
-func (r *Runner) run(ctx context.Context, spec claudeproc.Spec, m mounts) (*handle, error) {
+// run creates the Pod, waits until it runs and attaches to it, writing
+// first, the launcher's line, before spec.Stdin.
+func (r *Runner) run(ctx context.Context, spec claudeproc.Spec, m mounts, first []byte) (*handle, error) {
 	pod := r.pod(r.podName(spec.Session.Thread), spec, m)
 	created, err := r.cli.CoreV1().Pods(r.cfg.Namespace).Create(ctx, pod, createOpts)
 	if err != nil {
@@ -101,7 +107,7 @@ func (r *Runner) run(ctx context.Context, spec claudeproc.Spec, m mounts) (*hand
 	h := newHandle(r, created)
 	running, err := h.waitRunning(ctx, spec.Progress)
 	if err == nil {
-		err = h.attach(ctx, spec)
+		err = h.attach(ctx, spec, first)
 	}
 	if err != nil {
 		h.abandon()
@@ -144,9 +150,9 @@ func (r *Runner) RemoveHome(_ context.Context, s claudeproc.Session) error {
 }
 
 // attach connects spec's files to the Pod's container: the first line on
-// its stdin is the launcher's "go". It returns once the stream is set up
-// (the launcher has been told to run the CLI) or has failed.
-func (h *handle) attach(ctx context.Context, spec claudeproc.Spec) error {
+// its stdin is the launcher's, first. It returns once the stream is set
+// up (the launcher has been told to run the CLI) or has failed.
+func (h *handle) attach(ctx context.Context, spec claudeproc.Spec, first []byte) error {
 	req := h.r.cli.CoreV1().RESTClient().Post().Resource("pods").Namespace(h.r.cfg.Namespace).
 		Name(h.name).SubResource("attach").
 		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
@@ -166,9 +172,9 @@ func (h *handle) attach(ctx context.Context, spec claudeproc.Spec) error {
 	if err != nil {
 		return fmt.Errorf("attach to Pod %s: %w", h.name, err)
 	}
-	// The go line is read only once the stream is up: it says so.
+	// The first line is read only once the stream is up: it says so.
 	started := make(chan struct{})
-	in := io.MultiReader(&firstRead{r: strings.NewReader(goLine), done: started}, closedIsEOF{spec.Stdin})
+	in := io.MultiReader(&firstRead{r: bytes.NewReader(first), done: started}, closedIsEOF{spec.Stdin})
 	h.stdin = spec.Stdin
 	go h.stream(exec, in, spec.Stdout, spec.Stderr)
 	select {

@@ -11,9 +11,9 @@ import (
 )
 
 // mcpChecks loads the operator's MCP servers and plugin directories
-// (bot/mcpservers) into c, every problem of the file listed. The servers'
-// configuration reaches the CLI through a pipe, which only a runner that
-// runs the CLI on this host can give it.
+// (bot/mcpservers) into c, every problem of the file listed. Every
+// runner gives the CLI the servers' configuration on its descriptor 3
+// (claudeproc.ConfigPasser), never on a command line or in an environment.
 func (c *config) mcpChecks() []problem {
 	m := &c.Extensions.MCP
 	m.Reserved = []string{mcptools.ServerName}
@@ -23,11 +23,7 @@ func (c *config) mcpChecks() []problem {
 	if err != nil {
 		bad = asProblems(strings.Split(err.Error(), "\n"))
 	}
-	bad = append(bad, c.mcpProgramChecks(cat)...)
-	if k := c.Runner.inUse(); k != nil && k.ImageCLI() && len(cat.Servers) > 0 {
-		bad = append(bad, problem{name: "CLAUDEOPS_MCP_SERVERS_FILE", want: "the operator's MCP servers need a runner that runs the CLI on this host (CLAUDEOPS_RUNNER local or sandbox): their configuration reaches the CLI through a pipe"})
-	}
-	return bad
+	return append(bad, c.mcpProgramChecks(cat)...)
 }
 
 // mcpProgramChecks: a stdio server's program and a plugin directory run

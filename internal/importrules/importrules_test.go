@@ -93,6 +93,7 @@ var places = []place{
 	{"internal/mdtable", nil, "tests' helper: the documents' tables, for the tests that hold them to the code"},
 	{"internal/permcompare", nil, "tests only"},
 	{"internal/runnergit", []string{"claudeproc", "internal/fakeanthropic", "workspace"}, "tests' helper: git inside a runner's session, for each runner's tests"},
+	{"internal/runnermcp", []string{"claudeproc", "internal/fakeanthropic", "internal/testmcp"}, "tests' helper: the operator's MCP servers inside a runner's session, for each runner's tests"},
 	{"internal/importrules", nil, "tests only"},
 	{"internal/smallfs", nil, "tests' helper: a real small file system that fills up or turns read-only"},
 	{"internal/testcli", nil, "tests' helper"},

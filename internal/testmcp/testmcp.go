@@ -22,12 +22,14 @@ const Tool = "touch"
 const TokenEnv = "TESTMCP_TOKEN"
 
 // Build compiles the server into dir (where the runner under test can
-// see it: a sandbox hides the host's /tmp) and returns its path. The go
+// see it: a sandbox hides the host's /tmp, a container the host's files)
+// and returns its path. The go
 // tool's cache makes every build after the first a link.
 func Build(t testing.TB, dir string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "testmcp")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/claudeops/claudeops/internal/testmcp/cmd/testmcp")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static: it runs in a runner's image too
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build testmcp: %v\n%s", err, out)
 	}
