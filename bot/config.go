@@ -36,9 +36,13 @@ type Config struct {
 	// ProtectedPaths are the bot's own files and directories (database,
 	// WAL, crypto store, keys): no rule, grant or mode lets a tool touch
 	// them.
-	ProtectedPaths []string      `env:"-"`
-	MaxSessions    int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
-	IdleTimeout    time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
+	ProtectedPaths []string `env:"-"`
+	// SkillsBase is where each session's repository skills are built for
+	// the model to call (claudeproc.Options.SkillsBase): apart from every
+	// working directory, among the bot's own places. "": none offered.
+	SkillsBase  string        `env:"-"`
+	MaxSessions int           `env:"CLAUDEOPS_MAX_SESSIONS" envDefault:"8"`
+	IdleTimeout time.Duration `env:"CLAUDEOPS_IDLE_TIMEOUT" envDefault:"30m"`
 	// ApprovalTimeout is how long an approval waits before it expires.
 	ApprovalTimeout time.Duration `env:"CLAUDEOPS_APPROVAL_TIMEOUT" envDefault:"15m"`
 	MaxLineBytes    int           `env:"CLAUDEOPS_MAX_LINE_BYTES" envDefault:"10485760"`

@@ -203,3 +203,12 @@ func (r recordingRunner) Hides(p string) bool {
 	}
 	return false
 }
+
+// CanMount implements claudeproc.MountChecker for the runner it wraps:
+// any directory when that one shows any.
+func (r recordingRunner) CanMount(dir string) bool {
+	if mc, ok := r.inner.(claudeproc.MountChecker); ok {
+		return mc.CanMount(dir)
+	}
+	return true
+}

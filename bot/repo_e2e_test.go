@@ -1,11 +1,13 @@
 package bot
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/claudeops/claudeops/internal/fakeanthropic"
 	"github.com/claudeops/claudeops/workspace"
 )
 
@@ -106,4 +108,57 @@ func TestRepositoryCommandReachesClaude(t *testing.T) {
 	h.expect(`— ✓`)
 	h.say("/nosuch x")
 	h.expect("`/nosuch` is not a command of Claude Code here; nothing was sent")
+}
+
+// TestRepositorySkillCalledByClaude: the channel's repository has a skill;
+// the model sees it listed (repo:lint), calls it with the Skill tool and
+// gets its body, nobody is asked and the turn ends; the skill's
+// allowed-tools take no effect: the model's next Bash call is put before a
+// person, and denied, writes nothing. Typed, /lint still reaches the
+// model as the bot expands it.
+func TestRepositorySkillCalledByClaude(t *testing.T) {
+	marks := t.TempDir()
+	pwned := filepath.Join(marks, "pwned")
+	bare := bareRemoteWith(t, map[string]string{
+		".claude/skills/lint/SKILL.md": "---\nname: lint\ndescription: Lints MARK_SKILL_DESC\nallowed-tools: Bash\n---\nLint it. MARK_REPO_SKILL $ARGUMENTS\n",
+	})
+	m, err := workspace.New(workspace.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := script(nil)
+	h := newHarness(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		if !strings.Contains(req.LastUserText(), "use the skill") && len(req.ToolResults()) == 0 || req.IsProbe() {
+			return base(ctx, req)
+		}
+		switch n := len(req.ToolResults()); {
+		case n == 0 && !strings.Contains(string(req.Body), "Launching skill"):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Skill", map[string]string{"skill": "repo:lint", "args": "src"})}}
+		case strings.Contains(string(req.Body), "MARK_REPO_SKILL src") && !strings.Contains(string(req.Body), "touch "+pwned):
+			return fakeanthropic.Reply{Blocks: []fakeanthropic.Block{fakeanthropic.ToolUse("Bash", map[string]string{"command": "touch " + pwned, "description": "x"})}}
+		}
+		return fakeanthropic.TextReply("skill done")
+	}, func(c *testConfig) {
+		c.Workspace.Manager = m
+		c.Workspace.Repos = []string{"console/console=" + bare}
+		c.SkillsBase = t.TempDir()
+	})
+	h.say("use the skill")
+	h.expect(`\? approval \w+: Bash wants to run`)
+	h.say("deny")
+	h.expect(`skill done`)
+	h.expect(`— ✓`)
+	var sent string
+	for _, r := range h.api.Requests() {
+		sent += string(r.Body)
+	}
+	if !strings.Contains(sent, "MARK_SKILL_DESC") || !strings.Contains(sent, "repo:lint") {
+		t.Errorf("the skill was not listed to the model")
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Errorf("the Bash call after the skill ran")
+	}
+	h.say("/lint src")
+	h.expect(`ok: .*Lint it\. MARK_REPO_SKILL src`)
+	h.expect(`— ✓`)
 }

@@ -470,6 +470,7 @@ func (w *worker) options() claudeproc.Options {
 		PermissionMode: cliMode(w.thread.Mode),
 		Guard:          &claudeproc.Guard{DenyRules: w.cliDenyRules(context.Background())},
 		SDKMCPServers:  []string{mcptools.ServerName},
+		SkillsBase:     w.cfg.SkillsBase,
 		Runner:         w.cfg.Runner,
 		Session:        sessionOf(w.ref),
 		// What the runner waits on (a Pod waiting for capacity) is told

@@ -38,7 +38,10 @@
 //     built-in tool classified governed, inert or off, and what --tools
 //     offers; repocommands.go: one of the repository's own slash commands
 //     or skills, which the guarded CLI does not load, made into the
-//     message the CLI would make of it (RepoCommand).
+//     message the CLI would make of it (RepoCommand); reposkills.go: the
+//     repository's skills built as a plugin the model may call (repo:<name>),
+//     only what describes them, shown read-only (a Mount, MountChecker);
+//     skillcalls.go: the process answers the model's Skill calls itself.
 //   - reader.go: the tolerant NDJSON reader, its line cap (10 MiB by
 //     default); jsonscan.go: a line's type found without decoding it;
 //     decode.go, decode_stream.go, fastuser.go: lines to typed Events

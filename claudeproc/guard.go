@@ -39,6 +39,7 @@ import (
 //     repoagents.go);
 //   - --tools: only the tools Tools offers; every other one (scheduling,
 //     messaging other sessions, worktrees of the CLI's own, …) is off;
+//     Skill only with the repository's skills Start built (reposkills.go);
 //   - --strict-mcp-config: no MCP server but the host's own starts;
 //   - --settings: the CLI's automatic mode off (disableAutoMode: a launch
 //     in auto falls back to default and set_permission_mode auto is
@@ -46,8 +47,11 @@ import (
 //     would otherwise let its classifier refuse Bash calls instead of
 //     asking; either key alone stops that), bypassPermissions disabled
 //     (disableBypassPermissionsMode: a launch in it falls back to default),
-//     and DenyRules as permissions.deny, so that the CLI refuses them
-//     itself, behind the host's own rules. All measured on 2.1.330.
+//     DenyRules as permissions.deny, so that the CLI refuses them
+//     itself, behind the host's own rules, and disableSkillShellExecution
+//     (a skill's !`command` line stays text) and disableBundledSkills (the
+//     CLI's own skills are unknown to the Skill tool). All measured on
+//     2.1.330.
 type Guard struct {
 	// DenyRules are rules in the CLI's syntax ("Bash(rm:*)", "Edit(//abs/**)").
 	DenyRules []string
@@ -85,20 +89,30 @@ func (g Guard) Settings() map[string]any {
 		"disableAutoMode":       "disable",
 		"useAutoModeDuringPlan": false,
 		"permissions":           perms,
+		// A skill's !`command` lines stay text, and the CLI's own skills
+		// are unknown to the Skill tool (measured: "Unknown skill").
+		"disableSkillShellExecution": true,
+		"disableBundledSkills":       true,
 	}
 }
 
 // args are the guard's flags for a session in mode whose working
 // directory is dir ("": the current one, whose instructions then stay
 // unread).
-func (g Guard) args(mode, dir string) []string {
+func (g Guard) args(mode, dir string, skills bool) []string {
 	if mode == "" {
 		mode = "default"
+	}
+	tools := OfferedTools()
+	if skills {
+		// Only with the skills Start built (reposkills.go), whose calls
+		// the process decides itself.
+		tools = append(tools, "Skill")
 	}
 	b, _ := json.Marshal(g.Settings()) // strings and bools only: cannot fail
 	args := []string{
 		"--permission-mode", mode, "--restricted", "--setting-sources", "",
-		"--tools", strings.Join(OfferedTools(), ","), "--strict-mcp-config", "--settings", string(b),
+		"--tools", strings.Join(tools, ","), "--strict-mcp-config", "--settings", string(b),
 	}
 	if dir != "" {
 		args = append(args, "--add-dir", dir)

@@ -53,6 +53,11 @@ type Options struct {
 	// PluginDirs are local plugin directories the operator trusts
 	// (--plugin-dir each).
 	PluginDirs []string
+	// SkillsBase, when set, is where Start builds the repository's skills
+	// of a guarded session as a plugin the model may call (reposkills.go):
+	// a directory apart from every working directory that the runner can
+	// show read-only. "" offers the model no skills.
+	SkillsBase string
 	// Runner starts the CLI; nil is Local{}, a child process of ours.
 	Runner Runner
 	// Session names the session to the runner.
@@ -87,6 +92,10 @@ type Options struct {
 	// agents is the repository's subagents as --agents JSON, read by
 	// Start for a guarded session (repoagents.go).
 	agents string
+	// skillsDir is the plugin Start built of the repository's skills, and
+	// skills their names (reposkills.go).
+	skillsDir string
+	skills    []string
 }
 
 // Args returns the CLI arguments for o: the stream-json flags the protocol
@@ -116,7 +125,7 @@ func (o *Options) Args() []string {
 		args = append(args, "--effort", o.Effort)
 	}
 	if o.Guard != nil {
-		args = append(args, o.Guard.args(o.PermissionMode, o.Dir)...)
+		args = append(args, o.Guard.args(o.PermissionMode, o.Dir, o.skillsDir != "")...)
 	} else if o.PermissionMode != "" {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
@@ -129,6 +138,9 @@ func (o *Options) Args() []string {
 	}
 	for _, d := range o.PluginDirs {
 		args = append(args, "--plugin-dir", d)
+	}
+	if o.skillsDir != "" {
+		args = append(args, "--plugin-dir", o.skillsDir)
 	}
 	if o.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)

@@ -117,6 +117,8 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 		closeFiles(inR, inW, outR, outW, mcpConfig)
 		return nil, fmt.Errorf("stderr pipe: %w", err)
 	}
+	// Built last: removed when the start fails or the process ends.
+	opts.loadSkills(log, runner)
 	// The runner owns the child's ends from here on.
 	h, err := runner.Start(ctx, Spec{
 		Bin: opts.Bin, Args: opts.Args(), Dir: opts.Dir, Env: opts.Env, Session: opts.Session,
@@ -125,6 +127,7 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	})
 	if err != nil {
 		closeFiles(inW, outR, errR)
+		opts.removeSkills(log)
 		return nil, err
 	}
 
@@ -201,7 +204,7 @@ func (p *Process) readLoop() {
 			}
 			return
 		}
-		if p.screenMCP(ev) {
+		if p.screenMCP(ev) || p.decideSkill(ev) {
 			continue
 		}
 		switch e := ev.(type) {
@@ -298,6 +301,7 @@ func (p *Process) wait(readDone, stderrDone chan struct{}, stderrR *os.File) {
 		info.Reason = fmt.Sprintf("exited with code %d", info.Code)
 	}
 	p.exitInfo = info
+	p.opts.removeSkills(p.log)
 	close(p.exited)
 	for _, ch := range pend {
 		close(ch)

@@ -15,8 +15,8 @@ import (
 // guarded session through the bot: --restricted loads none of them, and a
 // --plugin-dir built of them names each "<plugin>:<name>", in what the
 // model is sent too. A skill (.claude/skills/<name>/SKILL.md) a person
-// types as /<name> is such a command too; the model itself cannot call
-// skills (the Skill tool is off, tools.go). So the bot reads the command's
+// types as /<name> is such a command too (the model calls the same skill
+// as repo:<name>, reposkills.go). So the bot reads the command's
 // file itself and sends
 // the user message the CLI would make of it on a laptop: a block naming
 // the command and its arguments, then the file's body with its front

@@ -318,3 +318,14 @@ func (h sandboxHandle) Group() (Group, bool) {
 	}
 	return Group{}, false
 }
+
+// CanMount implements MountChecker: the sandbox shows any directory that
+// is not hidden.
+func (s Sandbox) CanMount(dir string) bool {
+	hidden, err := resolveAll(append([]string{s.HomeBase}, s.Hide...))
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	return err == nil && insideAny(real, hidden) == ""
+}

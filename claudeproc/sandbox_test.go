@@ -118,3 +118,22 @@ func TestSandboxEnv(t *testing.T) {
 		t.Errorf("env = %q, want %q", got, want)
 	}
 }
+
+// TestSandboxCanMount: the sandbox shows the built skills' directory
+// unless it lies in what it hides (the homes, Hide); elsewhere a session
+// gets no skills rather than a refused start.
+func TestSandboxCanMount(t *testing.T) {
+	homes, hidden, other := t.TempDir(), t.TempDir(), t.TempDir()
+	s := Sandbox{HomeBase: homes, Hide: []string{hidden}}
+	for dir, want := range map[string]bool{other: true, homes: false, hidden: false, filepath.Join(other, "absent"): false} {
+		if err := os.MkdirAll(filepath.Join(hidden, "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.CanMount(dir); got != want {
+			t.Errorf("CanMount(%s) = %v, want %v", dir, got, want)
+		}
+	}
+	if s.CanMount(filepath.Join(hidden, "x")) {
+		t.Errorf("CanMount shows a directory inside a hidden one")
+	}
+}

@@ -72,7 +72,7 @@ var Tools = map[string]ToolUse{
 	"ExitWorktree":  {false, "off: see EnterWorktree"},
 	"PowerShell":    {false, "off: runs commands the Bash rules do not read"},
 	"LSP":           {false, "off: starts language servers"},
-	"Skill":         {false, "off: a skill may allow tools by itself (allowed-tools) without the host"},
+	"Skill":         {false, "off but with the repository's skills Start builds without their allowed-tools, hooks, …, whose calls alone the process allows (reposkills.go): a skill's allowed-tools let tools run without the host"},
 	// Off: MCP resources (the bot's own server serves tools only).
 	"ListMcpResourcesTool":   {false, "off: MCP resources; the bot's server has none"},
 	"ReadMcpResourceTool":    {false, "off: MCP resources; the bot's server has none"},
@@ -85,7 +85,7 @@ var Tools = map[string]ToolUse{
 	"OfferChromeSetup":         {false, "off: a product surface"},
 	"Projects":                 {false, "off: a product surface"},
 	"propose_skills":           {false, "off: a product surface"},
-	"ReportFindings":           {false, "off: a product surface of review skills (Skill is off)"},
+	"ReportFindings":           {false, "off: a product surface of review skills (no bundled skill is offered)"},
 	"SendFeedback":             {false, "off: a product surface"},
 	"SetGoal":                  {false, "off: a product surface"},
 	"ProposeGoal":              {false, "off: older name of SetGoal"},

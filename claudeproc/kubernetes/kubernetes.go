@@ -284,3 +284,10 @@ func (r *Runner) claimSubPath(what, dir string) (string, error) {
 	}
 	return rel, nil
 }
+
+// CanMount implements claudeproc.MountChecker: a Pod sees the work claim's
+// directories only, the CLI homes apart.
+func (r *Runner) CanMount(dir string) bool {
+	_, err := r.claimSubPath("mount", dir)
+	return err == nil
+}

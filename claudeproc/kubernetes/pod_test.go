@@ -223,6 +223,11 @@ func TestWorkSubPath(t *testing.T) {
 		if got != want || (want == "") != (err != nil) {
 			t.Errorf("workSubPath(%q) = %q, %v; want %q", dir, got, err, want)
 		}
+		// The built skills are shown where a mount can be: on the claim,
+		// apart from the homes (elsewhere a session gets none).
+		if r.CanMount(dir) != (want != "") {
+			t.Errorf("CanMount(%q) = %v", dir, !(want != ""))
+		}
 	}
 }
 

@@ -185,6 +185,7 @@ func (a *app) build(ctx context.Context, cfg config, platforms []platform, stdin
 		return exitFailure
 	}
 	bcfg := botConfig(cfg, runner, log)
+	clearSkills(cfg, log)
 	bcfg.Observer = a.observe()
 	// A storage fault logged once per cause; each new one has the
 	// database's pages checked (dbcheck.go), by the bot and by /readyz.
@@ -292,6 +293,7 @@ func botConfig(cfg config, runner claudeproc.Runner, log *slog.Logger) bot.Confi
 	b := cfg.Bot
 	b.Runner, b.Logger = runner, log
 	b.ProtectedPaths = slices.Concat(ownFiles(cfg), lockFiles(cfg), workspaceOwnDirs(cfg))
+	b.SkillsBase = skillsBase(cfg)
 	return b
 }
 

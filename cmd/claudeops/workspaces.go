@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -74,7 +75,27 @@ func workspaceOwnDirs(cfg config) []string {
 	if cfg.Workspaces == "" {
 		return nil
 	}
-	return []string{filepath.Join(cfg.Workspaces, "repos"), filepath.Join(cfg.Workspaces, "home"), filepath.Join(cfg.Workspaces, "tmp")}
+	return []string{filepath.Join(cfg.Workspaces, "repos"), filepath.Join(cfg.Workspaces, "home"), filepath.Join(cfg.Workspaces, "tmp"), skillsBase(cfg)}
+}
+
+// skillsBase is where the sessions' repository skills are built
+// (bot.Config.SkillsBase): in the workspaces, where every runner can show
+// it (the Kubernetes work claim holds it), apart from every worktree.
+func skillsBase(cfg config) string {
+	if cfg.Workspaces == "" {
+		return ""
+	}
+	return filepath.Join(cfg.Workspaces, "skills")
+}
+
+// clearSkills removes what a run that ended without removing its
+// sessions' built skills left (kill -9): only this bot builds there.
+func clearSkills(cfg config, log *slog.Logger) {
+	if dir := skillsBase(cfg); dir != "" {
+		if err := os.RemoveAll(dir); err != nil {
+			log.Warn("remove the skills an earlier run built", "dir", dir, "err", err)
+		}
+	}
 }
 
 // newWorkspaces opens the workspaces directory.

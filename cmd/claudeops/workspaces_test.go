@@ -65,7 +65,7 @@ func TestWorkspacesPlacement(t *testing.T) {
 }
 
 // TestWorkspaceClonesProtected: the clones (whose config and hooks the
-// bot's own git reads) are among the paths no rule, grant or mode opens to
+// bot's own git reads) and the skills built for sessions are among the paths no rule, grant or mode opens to
 // a tool; the worktrees are not.
 func TestWorkspaceClonesProtected(t *testing.T) {
 	ws := filepath.Join(t.TempDir(), "ws")
@@ -74,10 +74,13 @@ func TestWorkspaceClonesProtected(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := botConfig(c, nil, nil).ProtectedPaths
-	for _, want := range []string{filepath.Join(ws, "repos"), filepath.Join(ws, "home"), filepath.Join(ws, "tmp")} {
+	for _, want := range []string{filepath.Join(ws, "repos"), filepath.Join(ws, "home"), filepath.Join(ws, "tmp"), filepath.Join(ws, "skills")} {
 		if !slices.Contains(got, want) {
 			t.Errorf("protected paths %v lack %s", got, want)
 		}
+	}
+	if b := botConfig(c, nil, nil).SkillsBase; b != filepath.Join(ws, "skills") {
+		t.Errorf("the skills are built in %q, want %s", b, filepath.Join(ws, "skills"))
 	}
 	if slices.Contains(got, filepath.Join(ws, "trees")) || slices.Contains(got, ws) {
 		t.Errorf("protected paths %v hold the sessions' worktrees", got)

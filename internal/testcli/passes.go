@@ -17,7 +17,7 @@ import (
 // several turns, approvals and questions, stop and queued messages, reap
 // and resume, restart (clean, SIGTERM, kill -9 mid-turn and mid-tool),
 // files, the trust modes and write grants, git in a worktree, a scheduled
-// run, the repository's instructions and commands — on the console, Slack
+// run, the repository's instructions, commands and skills — on the console, Slack
 // and Matrix. TestEndToEndAreRealCLITests holds each name to a real-CLI
 // test of the tree.
 var EndToEnd = []string{
@@ -28,7 +28,7 @@ var EndToEnd = []string{
 	"TestKill9MidTurnThenRestart", "TestKill9MidToolThenRestart", "TestSIGTERMShutsDownInOrder",
 	"TestMentionGetsThreadedReply", "TestApprovalByButtons", "TestStopButton",
 	"TestInvitesMentionsAndThreads", "TestApprovalByReactionAndTyped", "TestRestartNeitherReplaysNorLoses",
-	"TestRepositoryInstructionsReachClaude", "TestRepositoryCommandReachesClaude",
+	"TestRepositoryInstructionsReachClaude", "TestRepositoryCommandReachesClaude", "TestRepositorySkillCalledByClaude",
 	"TestConsoleSchedules",
 }
 
