@@ -80,6 +80,21 @@ func (c *Catalog) Programs() []string {
 	return append(out, c.PluginDirs...)
 }
 
+// URLs are the http servers' URLs, by server name.
+func (c *Catalog) URLs() map[string]string {
+	out := map[string]string{}
+	if c == nil {
+		return out
+	}
+	for _, s := range c.Servers {
+		var u string
+		if json.Unmarshal(s.spec["url"], &u) == nil && u != "" {
+			out[s.Name] = u
+		}
+	}
+	return out
+}
+
 // nameRE: the CLI names a server's tools mcp__<name>__<tool>. Compiled at first
 // use: a deployment without MCP servers never pays for it.
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })

@@ -104,3 +104,7 @@ func (Settings) OwnDirs(claudeproc.Host, bool) []string { return nil }
 
 // ImageCLI: the CLI is the image's.
 func (Settings) ImageCLI() bool { return true }
+
+// SharesHostLoopback: only the host network gives a container the host's
+// loopback (an operator's http MCP server there, say).
+func (s Settings) SharesHostLoopback() bool { return s.Network == "host" }

@@ -262,6 +262,10 @@ func (s Settings) OwnDirs(_ claudeproc.Host, inUse bool) []string {
 // ImageCLI: the CLI is the image's.
 func (Settings) ImageCLI() bool { return true }
 
+// SharesHostLoopback: only a Pod in the node's network has the node's
+// loopback (an operator's http MCP server there, say).
+func (s Settings) SharesHostLoopback() bool { return s.HostNetwork }
+
 // CLIRecheck is how often readiness checks the image's CLI again, and how
 // long one check may take: each check is a Pod, an image's CLI changes
 // with a deployment, not by the minute, and a Pod may take a while to be

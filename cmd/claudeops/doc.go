@@ -77,7 +77,7 @@
 //     forges (CLAUDEOPS_FORGES, CLAUDEOPS_FORGE_TOKEN_FILE) read at start,
 //     handed to bot/workspaces for `pr` (workspaces.Config.Forges); mcpservers.go: the operator's MCP
 //     servers file and plugin directories checked (where their programs
-//     lie, the runner that can pass them).
+//     lie, an http one on the host's loopback a container cannot reach).
 //   - run.go: the parts wired (the scheduler to the bot, which hands each
 //     run to the schedules extension), run and shut down in stages;
 //     matrixstate.go and slackstate.go: what the Matrix adapter (login,

@@ -2,7 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"net"
+	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/claudeops/claudeops/bot/mcpservers"
@@ -23,7 +27,43 @@ func (c *config) mcpChecks() []problem {
 	if err != nil {
 		bad = asProblems(strings.Split(err.Error(), "\n"))
 	}
-	return append(bad, c.mcpProgramChecks(cat)...)
+	bad = append(bad, c.mcpProgramChecks(cat)...)
+	return append(bad, c.mcpLoopbackChecks(cat)...)
+}
+
+// loopbackSharer is a runner whose sessions may or may not share the
+// bot host's loopback (docker's host network, a Pod in the node's).
+type loopbackSharer interface{ SharesHostLoopback() bool }
+
+// mcpLoopbackChecks: an http server on the host's loopback is out of
+// reach of a CLI in a container or Pod that has a loopback of its own.
+func (c *config) mcpLoopbackChecks(cat *mcpservers.Catalog) []problem {
+	k := c.Runner.inUse()
+	if k == nil || !k.ImageCLI() {
+		return nil
+	}
+	if ls, ok := k.(loopbackSharer); ok && ls.SharesHostLoopback() {
+		return nil
+	}
+	var bad []problem
+	urls := cat.URLs()
+	names := slices.Sorted(maps.Keys(urls))
+	for _, name := range names {
+		if u, err := url.Parse(urls[name]); err == nil && isLoopback(u.Hostname()) {
+			bad = append(bad, problem{name: "CLAUDEOPS_MCP_SERVERS_FILE", want: fmt.Sprintf(
+				"server %q: %s is this host's loopback, which the %s runner's sessions do not share: give an address their container reaches", name, u.Host, k.Name())})
+		}
+	}
+	return bad
+}
+
+// isLoopback: localhost, or a loopback address.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // mcpProgramChecks: a stdio server's program and a plugin directory run

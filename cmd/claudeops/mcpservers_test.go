@@ -11,7 +11,8 @@ import (
 
 // TestMCPServersChecks: the servers file is checked with the rest of the
 // configuration, every problem listed and no secret shown; a runner whose
-// CLI is in an image takes the servers too.
+// CLI is in an image takes the servers too, but for an http one on the
+// host's loopback that its sessions cannot reach.
 func TestMCPServersChecks(t *testing.T) {
 	dir, work := t.TempDir(), t.TempDir()
 	file := func(body string) string {
@@ -27,6 +28,7 @@ func TestMCPServersChecks(t *testing.T) {
 	}
 	good := file(`{"mcpServers": {"ops": {"command": "/bin/true", "env": {"T": "inline-secret-1", "U": {"file": "` + secret + `"}}, "channels": ["*"]}}}`)
 	planted := file(`{"mcpServers": {"ops": {"command": "` + work + `/bin/mcp"}}}`)
+	loop := file(`{"mcpServers": {"web": {"type": "http", "url": "http://localhost:8931/mcp", "channels": ["*"]}}}`)
 	bad := file(`{"mcpServers": {"claudeops": {"command": "x"}, "web": {"type": "http", "url": "nope", "headers": {"A": "inline-secret-2"}}}}`)
 	for _, tt := range []struct {
 		name string
@@ -49,6 +51,13 @@ func TestMCPServersChecks(t *testing.T) {
 		// (claudeproc/docker TestMCPServersInContainer, claudeproc/kubernetes
 		// TestPodMCPServers).
 		{"a runner in an image", []string{"CLAUDEOPS_MCP_SERVERS_FILE=" + good, "CLAUDEOPS_PLUGIN_DIRS=" + dir, "CLAUDEOPS_RUNNER=docker", "CLAUDEOPS_RUNNER_IMAGE=img"}, nil},
+		// A container has a loopback of its own: the host's is out of reach
+		// but through the host's network.
+		{"the host's loopback from a container", []string{"CLAUDEOPS_MCP_SERVERS_FILE=" + loop, "CLAUDEOPS_RUNNER=docker", "CLAUDEOPS_RUNNER_IMAGE=img"}, []string{
+			`server "web": localhost:8931 is this host's loopback, which the docker runner's sessions do not share`,
+		}},
+		{"the host's loopback in the host's network", []string{"CLAUDEOPS_MCP_SERVERS_FILE=" + loop, "CLAUDEOPS_PLUGIN_DIRS=" + dir, "CLAUDEOPS_RUNNER=docker", "CLAUDEOPS_RUNNER_IMAGE=img", "CLAUDEOPS_RUNNER_NETWORK=host"}, nil},
+		{"the host's loopback from the host", []string{"CLAUDEOPS_MCP_SERVERS_FILE=" + loop, "CLAUDEOPS_PLUGIN_DIRS=" + dir, "CLAUDEOPS_RUNNER=local"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env := append([]string{"HOME=" + t.TempDir(), "CLAUDEOPS_WORKDIR=" + work}, tt.env...)
@@ -63,7 +72,11 @@ func TestMCPServersChecks(t *testing.T) {
 				// No session may read the file or its secrets: the sandbox
 				// hides them, no rule lets a tool touch them.
 				own := ownFiles(c)
-				for _, f := range []string{good, secret} {
+				files := []string{c.Extensions.MCP.ServersFile}
+				if files[0] == good {
+					files = append(files, secret)
+				}
+				for _, f := range files {
 					if !slices.Contains(own, f) {
 						t.Errorf("%s is not among the bot's own files %v", f, own)
 					}
