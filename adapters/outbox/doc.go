@@ -27,6 +27,10 @@
 //     pending. Its ids are the platform's messages, not the bot's refs: a
 //     long Slack text is several messages, Matrix shows a run of tool
 //     lines in one event, so pacing is per what the platform edits.
+//   - hold.go: a text's final edit held briefly (Hold, FinalHold) so that
+//     the turn's footer, which the result brings a few tens of ms later,
+//     travels with it in one call (TakeHeld); anything else shown in the
+//     thread first, Close or the deadline sends it as it is.
 //   - registry.go: a bounded LRU/TTL map for what an adapter remembers of
 //     the messages, prompts and threads it posted.
 //   - clock.go: the time the Editor and the Registry go by.

@@ -26,6 +26,10 @@ type Config struct {
 	// bound; the edit is tried again, paced, until it lands or Close
 	// gives up).
 	Tries int
+	// Hold is how long Hold keeps a message's final edit back, for what
+	// the thread shows next (the turn's footer) to travel with it in one
+	// call (0: Hold is an urgent Set).
+	Hold time.Duration
 	// Drain is how long Close keeps sending what is pending (default 30 s).
 	Drain time.Duration
 	// Failed is told of every failed send (logs).
@@ -66,10 +70,11 @@ type Editor[C any] struct {
 type item[C any] struct {
 	thread  string
 	c       C
-	pending bool // c is still to be sent
-	urgent  bool // the pending edit is urgent
-	busy    bool // a send of this id is in flight
-	busyUrg bool // the send in flight is urgent
+	pending bool      // c is still to be sent
+	urgent  bool      // the pending edit is urgent
+	busy    bool      // a send of this id is in flight
+	busyUrg bool      // the send in flight is urgent
+	held    time.Time // the pending urgent edit waits until then (hold.go)
 	last    time.Time
 	tries   int
 }
@@ -109,7 +114,7 @@ func (e *Editor[C]) Set(thread, id string, c C, urgent bool) {
 		it = &item[C]{thread: thread}
 		e.items[id] = it
 	}
-	it.c = c
+	it.c, it.held = c, time.Time{} // a newer edit supersedes a hold
 	if it.pending {
 		it.urgent = it.urgent || urgent
 	} else {
@@ -182,7 +187,7 @@ func (e *Editor[C]) Discard(ctx context.Context, id string) error {
 				}
 			}
 			var zero C
-			it.c, it.pending, it.urgent = zero, false, false
+			it.c, it.pending, it.urgent, it.held = zero, false, false, time.Time{}
 		}
 		if it == nil || !it.busy {
 			e.mu.Unlock()
@@ -282,7 +287,7 @@ func (e *Editor[C]) takeLocked(id string, it *item[C]) (C, bool) {
 	}
 	c, urgent := it.c, it.urgent
 	var zero C
-	it.c, it.pending, it.urgent, it.busy, it.busyUrg = zero, false, false, true, urgent
+	it.c, it.pending, it.urgent, it.busy, it.busyUrg, it.held = zero, false, false, true, urgent, time.Time{}
 	e.threads[it.thread] = true
 	return c, urgent
 }
@@ -368,6 +373,13 @@ func (e *Editor[C]) dispatch(ctx context.Context, wg *sync.WaitGroup, force bool
 		id := e.queue[i]
 		it := e.items[id]
 		if it.busy || e.threads[it.thread] {
+			i++
+			continue
+		}
+		if wait := it.held.Sub(now); wait > 0 && !force {
+			if next == 0 || wait < next {
+				next = wait
+			}
 			i++
 			continue
 		}
