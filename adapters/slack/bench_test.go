@@ -23,7 +23,7 @@ import (
 func BenchmarkAPICallsPerTurn(b *testing.B) {
 	for _, c := range turnCases {
 		b.Run(c.name, func(b *testing.B) {
-			h := turnHarness(b, c)
+			h := turnHarness(b, c, 0)
 			b.ResetTimer()
 			calls, byMethod := callsPerTurn(h, c, b.N)
 			b.StopTimer()
@@ -37,11 +37,14 @@ func BenchmarkAPICallsPerTurn(b *testing.B) {
 
 // TestAPICallsPerTurn holds the calls per turn BenchmarkAPICallsPerTurn
 // measures (docs/PERFORMANCE.md) to what they are: a turn must not cost
-// more Slack calls than this.
+// more Slack calls than this. A final text waits for its footer up to 2 s
+// here, not the default: the test holds the mechanism whatever this
+// machine's load (the CLI's result and the turn's record may then take
+// longer than the default hold); the benchmark measures the default.
 func TestAPICallsPerTurn(t *testing.T) {
 	for _, c := range turnCases {
 		t.Run(c.name, func(t *testing.T) {
-			h := turnHarness(t, c)
+			h := turnHarness(t, c, 2*time.Second)
 			calls, byMethod := callsPerTurn(h, c, 2)
 			if calls > c.most {
 				t.Errorf("%.1f calls per turn, at most %.0f: %v", calls, c.most, byMethod)
@@ -59,7 +62,7 @@ type turnCase struct {
 
 var turnCases = []turnCase{
 	{"short", "short", false, 3},
-	{"short/deltas", "deltas", false, 4},
+	{"short/deltas", "deltas", false, 3},
 	{"streamed", "streamed", false, 6},
 	{"6000chars/chat.update", "long6k", false, 6},
 	{"6000chars/streaming", "long6k", true, 6},
@@ -68,8 +71,9 @@ var turnCases = []turnCase{
 // turnHarness is a harness whose model answers "long6k" with 6,000
 // characters in 40-character deltas, "deltas" with one sentence in
 // several deltas at once, "streamed" with a paragraph in 8 deltas over
-// ~4 s, anything else with one sentence in one delta.
-func turnHarness(tb testing.TB, c turnCase) *harness {
+// ~4 s, anything else with one sentence in one delta. hold is the
+// adapter's FinalHold (0: its default).
+func turnHarness(tb testing.TB, c turnCase, hold time.Duration) *harness {
 	answer6k := longAnswer(6000)
 	return newHarness(tb, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		answer := func(s string, size int, delay time.Duration) fakeanthropic.Reply {
@@ -86,6 +90,7 @@ func turnHarness(tb testing.TB, c turnCase) *harness {
 		return text("A short answer.")
 	}, fakeslack.Options{Streaming: c.streaming}, func(bc *bot.Config, sc *slackadapter.Config) {
 		sc.EditInterval = 2 * time.Second
+		sc.FinalHold = hold
 	})
 }
 

@@ -32,10 +32,10 @@
 //   - render.go: posts (link previews off on every post; a post counts
 //     as a send for the editor's pacing) and what is remembered of them;
 //     edits.go: coalesced edits through the outbox editor (a tool line an
-//     earlier run posted is taken on by its ts); heldstop.go: a final
-//     edit that would only take a text's Stop control off waits for what
-//     the thread shows next, and the footer rides in that text's message
-//     (one call fewer per turn); stream.go: Claude's text streamed;
+//     earlier run posted is taken on by its ts; a text's final state
+//     held briefly by the editor, outbox.Editor.Hold); footer.go: the
+//     turn's footer rides in the held text's message (one call fewer per
+//     turn); stream.go: Claude's text streamed;
 //     tools.go: tool lines, a long input or output uploaded; notify.go: a
 //     notification.
 //   - prompts.go and promptview.go: approvals and questions as Block Kit,

@@ -21,10 +21,16 @@ func (a *Adapter) startEditors() {
 	clock := outbox.NowClock(a.now)
 	a.edit = outbox.NewEditor(outbox.Config{
 		Interval: a.cfg.EditInterval,
+		Hold:     a.cfg.FinalHold,
 		Clock:    clock,
 		Retry:    retryable,
 		Failed:   a.failed("edit", slog.LevelWarn),
-	}, func(ctx context.Context, _ string, apply func(context.Context) error) error { return apply(ctx) })
+	}, func(ctx context.Context, _ string, e pendingEdit) error {
+		if e.apply != nil {
+			return e.apply(ctx)
+		}
+		return a.editNow(ctx, e.ref, e.m)
+	})
 	// Not every channel is an assistant thread: a refused status is
 	// expected, not worth a warning.
 	a.status = outbox.NewEditor(outbox.Config{
@@ -54,15 +60,31 @@ func urgent(m adapters.Message) bool {
 	return m.Final || m.Kind == adapters.KindTool && m.Tool != nil && m.Tool.State.Done()
 }
 
+// pendingEdit is what the edit editor sends: a message's content m, or
+// another change of a posted message (apply: a prompt's state).
+type pendingEdit struct {
+	ref   adapters.MessageRef
+	m     adapters.Message
+	apply func(context.Context) error
+}
+
 // Edit implements adapters.Adapter. It returns at once: the editor sends
 // the latest content of each message, paced, so that a burst of edits costs
-// one call and the final version always lands.
+// one call and the final version always lands. A text's final state is
+// held briefly, for the turn's footer to ride in its message (footer.go);
+// a native stream's is not (its Stop control becomes the footer).
 func (d *direct) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
 	a := (*Adapter)(d)
-	if a.lookup(ref) == nil && !a.adoptTool(ref, m) {
+	p := a.lookup(ref)
+	if p == nil && !a.adoptTool(ref, m) {
 		return fmt.Errorf("slack: edit of unknown message %s", ref.ID)
 	}
-	a.edit.Set(refThread(ref), msgKey(ref), func(ctx context.Context) error { return a.editNow(ctx, ref, m) }, urgent(m))
+	e := pendingEdit{ref: ref, m: m}
+	if m.Kind == adapters.KindText && m.Final && p != nil && !p.native {
+		a.edit.Hold(refThread(ref), msgKey(ref), e)
+		return nil
+	}
+	a.edit.Set(refThread(ref), msgKey(ref), e, urgent(m))
 	return nil
 }
 
@@ -88,10 +110,6 @@ func (a *Adapter) editNow(ctx context.Context, ref adapters.MessageRef, m adapte
 	if p.stream {
 		return a.appendStream(ctx, p, m)
 	}
-	if a.holdStop(ctx, p, m) {
-		return nil
-	}
-	_ = a.takeHeld(p.channel, p.thread, p) // this edit supersedes what was held
 	return a.render(ctx, p, m)
 }
 
@@ -115,8 +133,6 @@ type threadState struct {
 	// text: the turn's footer, which comes next, takes its place with one
 	// chat.update instead of a chat.delete and a chat.postMessage.
 	spare string
-	// held is a text whose final edit waits for the footer (heldstop.go).
-	held *held
 }
 
 func (a *Adapter) thread(channel, thread string) *threadState {
@@ -165,9 +181,6 @@ func (a *Adapter) replying(ctx context.Context, channel, thread string) (done fu
 // logged there, not returned.
 func (d *direct) SetStatus(ctx context.Context, t adapters.ThreadRef, status string) error {
 	a := (*Adapter)(d)
-	if status == "" {
-		a.releaseHeld(ctx, t.Channel, t.Thread) // the turn is over: no Stop stays
-	}
 	k := threadKey(t.Channel, t.Thread)
 	a.status.Set(k, k, statusEdit{channel: t.Channel, thread: t.Thread, status: status}, true)
 	return nil

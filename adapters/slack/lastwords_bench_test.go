@@ -23,8 +23,9 @@ import (
 // 1,200 characters in 40-character deltas 20 ms apart, fits one message.
 // The times are taken outside the bot: the runner is wrapped so that
 // claude's stdout passes through a pipe this benchmark reads, noting the
-// last text delta, the complete assistant line and the message_stop after
-// it. One op is one turn in a live session. "budget": the adapter keeps
+// last text delta, the complete assistant line, the message_stop after
+// it and the turn's result (the gap a final text is held for its footer:
+// outbox.Editor.Hold). One op is one turn in a live session. "budget": the adapter keeps
 // Slack's real rate budgets (chat.update, Tier 3, may wait for its
 // token); "unlimited": budgets ×1000, the bot's and the adapter's own path.
 //
@@ -50,7 +51,7 @@ func benchLastWords(b *testing.B, rateScale float64) {
 	})
 	ts := h.fs.Post(alice, general, mention+"warm up")
 	h.waitThread(ts, `✓ .* turns?$`)
-	var fromDelta, fromAssistant, stopGap time.Duration
+	var fromDelta, fromAssistant, stopGap, resultGap time.Duration
 	for i := 0; b.Loop(); i++ {
 		tail := fmt.Sprintf("The end of words %d.", i)
 		marks := tap.expect(tail)
@@ -61,12 +62,14 @@ func benchLastWords(b *testing.B, rateScale float64) {
 		fromDelta += shown.Sub(m.lastDelta)
 		fromAssistant += shown.Sub(m.assistant)
 		stopGap += m.stop.Sub(m.assistant)
+		resultGap += m.result.Sub(m.assistant)
 		h.waitFooters(ts, i+2) // the turn ends before the next begins
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(fromDelta.Microseconds())/1000/n, "ms-after-last-delta")
 	b.ReportMetric(float64(fromAssistant.Microseconds())/1000/n, "ms-after-assistant")
 	b.ReportMetric(float64(stopGap.Microseconds())/1000/n, "ms-assistant-to-message_stop")
+	b.ReportMetric(float64(resultGap.Microseconds())/1000/n, "ms-assistant-to-result")
 }
 
 // waitFooters waits until the thread holds n turns' footers.
@@ -86,17 +89,17 @@ func (h *harness) waitFooters(threadTS string, n int) {
 }
 
 // lastWords is when claude printed an answer's last text delta, its
-// complete assistant line and the message_stop after it.
+// complete assistant line, the message_stop after it and the result.
 type lastWords struct {
-	lastDelta, assistant, stop time.Time
-	done                       chan struct{}
+	lastDelta, assistant, stop, result time.Time
+	done                               chan struct{}
 }
 
 func (m *lastWords) wait(tb testing.TB) *lastWords {
 	select {
 	case <-m.done:
 	case <-time.After(wait):
-		tb.Fatal("claude's stdout never showed the answer's message_stop")
+		tb.Fatal("claude's stdout never showed the answer's result")
 	}
 	return m
 }
@@ -131,6 +134,8 @@ func (t *stdoutTap) note(line []byte, at time.Time) {
 		t.cur.lastDelta, t.cur.assistant = t.lastDelta, at
 	case bytes.Contains(line, []byte(`"message_stop"`)) && !t.cur.assistant.IsZero():
 		t.cur.stop = at
+	case bytes.Contains(line, []byte(`"type":"result"`)) && !t.cur.assistant.IsZero():
+		t.cur.result = at
 		close(t.cur.done)
 		t.cur = nil
 	}

@@ -59,7 +59,7 @@ func (d *direct) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p ad
 	if decided {
 		a.prompts.Remove(p.ID)
 	}
-	a.edit.Set(refThread(ref), msgKey(ref), func(ctx context.Context) error {
+	a.edit.Set(refThread(ref), msgKey(ref), pendingEdit{apply: func(ctx context.Context) error {
 		err := a.renderPrompt(ctx, pm, p)
 		if decided && err == nil {
 			// Final: a later update of it starts from its ref, as after a
@@ -67,7 +67,7 @@ func (d *direct) UpdatePrompt(ctx context.Context, ref adapters.MessageRef, p ad
 			a.forget(ref, pm)
 		}
 		return err
-	}, true)
+	}}, true)
 	return nil
 }
 

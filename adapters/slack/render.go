@@ -29,6 +29,7 @@ type posted struct {
 	ts              []string
 	shown           []string // what each part shows now
 	stream          bool     // part 0 is a native stream still open
+	native          bool     // posted as a native stream (set once, before the ref is out)
 	streamRaw       string   // the text whose neutralised form the stream holds
 	streamOut       string   // what was sent to the stream: Neutralize(streamRaw)
 	stopTS          string   // the Stop control shown beside an open stream
@@ -74,12 +75,14 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 	if t.Thread == "" {
 		return adapters.MessageRef{}, errNoThread
 	}
-	a.flushThread(ctx, t)
-	p := &posted{channel: t.Channel, thread: t.Thread}
 	if m.Kind == adapters.KindFooter {
 		if ref, ok := a.footerInHeld(ctx, t, m); ok {
 			return ref, nil
 		}
+	}
+	a.flushThread(ctx, t)
+	p := &posted{channel: t.Channel, thread: t.Thread}
+	if m.Kind == adapters.KindFooter {
 		if ts := a.takeSpare(t.Channel, t.Thread); ts != "" {
 			// The ended stream's Stop control becomes the footer.
 			spare := &posted{channel: t.Channel, thread: t.Thread, ts: []string{ts}, shown: []string{""}}
@@ -182,7 +185,6 @@ func (a *Adapter) reply(ctx context.Context, channel, thread string, opts ...sla
 	// A spare Stop control left above a message that is not the footer
 	// would show a dead button mid-thread.
 	a.deleteMessage(ctx, channel, a.takeSpare(channel, thread))
-	a.releaseHeld(ctx, channel, thread)
 	done := a.replying(ctx, channel, thread)
 	ts, err := a.postMessage(ctx, channel, append(opts, slack.MsgOptionTS(thread))...)
 	if err == nil {

@@ -36,6 +36,10 @@ type Config struct {
 	// EditInterval is the least time between two edits of one message
 	// (default 2 s: chat.update is Tier 3 for the whole workspace).
 	EditInterval time.Duration
+	// FinalHold is how long a text's final edit waits for the turn's
+	// footer to ride in its message (default outbox.FinalHold; tests
+	// lengthen it to count the calls whatever the machine's load).
+	FinalHold time.Duration
 	// Streaming uses chat.startStream/appendStream/stopStream for Claude's
 	// text when the workspace allows it (it is tried once, then remembered).
 	Streaming bool `env:"CLAUDEOPS_SLACK_STREAMING" envDefault:"false"`
@@ -83,8 +87,9 @@ type Adapter struct {
 	fileHC  *http.Client
 	origins map[string]bool // FileOrigins, as parsed
 	// edit sends the edits of posted messages: coalesced per message,
-	// paced, final states urgent (see outbox.Editor).
-	edit *outbox.Editor[func(context.Context) error]
+	// paced, final states urgent, a text's final state held briefly for
+	// the footer (see outbox.Editor).
+	edit *outbox.Editor[pendingEdit]
 	// status sends assistant.threads.setStatus off the caller's path: a
 	// turn's prompt must not wait for Slack (it is coalesced per thread
 	// like an edit, so the latest status lands last).
@@ -145,6 +150,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.EditInterval <= 0 {
 		cfg.EditInterval = 2 * time.Second
+	}
+	if cfg.FinalHold <= 0 {
+		cfg.FinalHold = outbox.FinalHold
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 60 * time.Second}

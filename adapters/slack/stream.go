@@ -58,7 +58,7 @@ func (a *Adapter) startStream(ctx context.Context, p *posted, text string) error
 	}
 	done()
 	atomic.StoreInt32(&a.streamOK, 1)
-	p.ts, p.shown, p.stream, p.streamRaw, p.streamOut = []string{ts}, []string{""}, true, raw, chunk
+	p.ts, p.shown, p.stream, p.native, p.streamRaw, p.streamOut = []string{ts}, []string{""}, true, true, raw, chunk
 	// A stream carries no buttons: the Stop control is a small message of
 	// its own while the stream is open.
 	stop := part{text: "Claude is answering…", blocks: []slack.Block{
