@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -84,5 +86,25 @@ func TestWorkspaceClonesProtected(t *testing.T) {
 	}
 	if slices.Contains(got, filepath.Join(ws, "trees")) || slices.Contains(got, ws) {
 		t.Errorf("protected paths %v hold the sessions' worktrees", got)
+	}
+}
+
+// TestClearSkillsAtStart: what a killed run left of its sessions' built
+// skills is gone at the next start; nothing else of the workspaces is.
+func TestClearSkillsAtStart(t *testing.T) {
+	ws := t.TempDir()
+	left := filepath.Join(ws, "skills", "skills-123", "skills", "lint")
+	trees := filepath.Join(ws, "trees")
+	for _, d := range []string{left, trees} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clearSkills(config{Workspaces: ws}, slog.New(slog.DiscardHandler))
+	if _, err := os.Stat(filepath.Join(ws, "skills")); !os.IsNotExist(err) {
+		t.Errorf("the earlier run's skills are left: %v", err)
+	}
+	if _, err := os.Stat(trees); err != nil {
+		t.Errorf("the worktrees went too: %v", err)
 	}
 }
