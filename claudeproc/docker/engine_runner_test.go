@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -106,8 +108,23 @@ func TestRunnerSignals(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.stdin.Close()
-			if len(r.containers(t, sess.Thread, false)) != 1 {
+			ids := r.containers(t, sess.Thread, false)
+			if len(ids) != 1 {
 				t.Fatal("no running container")
+			}
+			// Signal once the shell has said "up" and become sleep (the
+			// engine's process table): a signal before the echo would
+			// leave nothing on stdout.
+			for deadline := time.Now().Add(eventTimeout); ; time.Sleep(50 * time.Millisecond) {
+				out, _ := exec.Command("docker", "top", ids[0]).CombinedOutput()
+				if slices.ContainsFunc(strings.Split(string(out), "\n"), func(l string) bool {
+					return strings.HasSuffix(l, " sleep 600") && !strings.Contains(l, "exec")
+				}) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the container's shell never became sleep: %s", out)
+				}
 			}
 			if err := c.h.Signal(sig); err != nil {
 				t.Fatal(err)
