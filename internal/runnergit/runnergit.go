@@ -79,7 +79,7 @@ func start(t *testing.T, b Bed, wt workspace.Worktree, dirs []workspace.SessionD
 	p, err := claudeproc.Start(context.Background(), claudeproc.Options{
 		Bin: b.Bin, Dir: wt.Path, Env: b.Env(api.URL), Runner: b.Runner, Session: b.Session,
 		Mounts: mounts(dirs), StopGrace: 10 * time.Second, RequestTimeout: time.Minute,
-		Guard: &claudeproc.Guard{},
+		Guard: &claudeproc.Guard{}, SkillsBase: filepath.Join(b.Base, "skills"),
 	})
 	if err != nil {
 		t.Fatalf("start the session: %v", err)
@@ -197,17 +197,19 @@ func newRemote(t *testing.T, base string) string {
 }
 
 // repoSetup is the repository's own Claude Code setup, as a team would
-// commit it: its instructions, rules and subagents reach the model in
-// every runner (the markers); what its settings would make run never does:
+// commit it: its instructions, rules, subagents and skills (the skills
+// built by the bot, shown read-only) reach the model in every runner (the
+// markers); what its settings would make run never does:
 // hooks, an apiKeyHelper and a status line command would leave hookMark in
 // the worktree. (Each key's own test, with a control that shows it taking
 // effect unguarded, is claudeproc's TestRealCLIRepositoryHostileSettings;
 // the runners get the same arguments.)
 var repoSetup = map[string]string{
-	"README":                     "hello\n",
-	"CLAUDE.md":                  "Team rule: RUNNER-CLAUDE-MD-MARK.\n",
-	".claude/rules/style.md":     "Style rule: RUNNER-RULE-MARK.\n",
-	".claude/agents/reviewer.md": "---\nname: runner-reviewer\ndescription: Reviews changes (RUNNER-AGENT-MARK)\n---\nYou review.\n",
+	"README":                       "hello\n",
+	"CLAUDE.md":                    "Team rule: RUNNER-CLAUDE-MD-MARK.\n",
+	".claude/rules/style.md":       "Style rule: RUNNER-RULE-MARK.\n",
+	".claude/agents/reviewer.md":   "---\nname: runner-reviewer\ndescription: Reviews changes (RUNNER-AGENT-MARK)\n---\nYou review.\n",
+	".claude/skills/lint/SKILL.md": "---\nname: lint\ndescription: Lints the tree (RUNNER-SKILL-MARK)\nallowed-tools: Bash\n---\nRun the linter.\n",
 	".claude/settings.json": `{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"UserPromptSubmit":[{"hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}],"PreToolUse":[{"matcher":"*","hooks":[{"type":"command","command":"touch ` + hookMark + `"}]}]},` +
 		`"apiKeyHelper":"touch ` + hookMark + `; echo sk-repo","statusLine":{"type":"command","command":"touch ` + hookMark + `"}}`,
 }
@@ -216,15 +218,15 @@ var repoSetup = map[string]string{
 // worktree, which every runner lets the session write.
 const hookMark = "repo-hook-ran"
 
-// checkRepoSetup: the model was sent the repository's instructions, rules
-// and subagents, and none of its settings' commands ran.
+// checkRepoSetup: the model was sent the repository's instructions, rules,
+// subagents and skills, and none of its settings' commands ran.
 func (s *session) checkRepoSetup(worktree string) {
 	s.t.Helper()
 	var all strings.Builder
 	for _, r := range s.api.Requests() {
 		all.Write(r.Body)
 	}
-	for _, mark := range []string{"RUNNER-CLAUDE-MD-MARK", "RUNNER-RULE-MARK", "RUNNER-AGENT-MARK"} {
+	for _, mark := range []string{"RUNNER-CLAUDE-MD-MARK", "RUNNER-RULE-MARK", "RUNNER-AGENT-MARK", "RUNNER-SKILL-MARK"} {
 		if !strings.Contains(all.String(), mark) {
 			s.t.Errorf("the repository's %s never reached the model", mark)
 		}
