@@ -60,9 +60,12 @@ RUN go mod download
 FROM ${RUNTIME_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to the bot (which then ends its
 # sessions in order) and reaps what the sessions leave behind. git and the
-# certificates are for the sessions' work.
+# certificates are for the sessions' work. bubblewrap is the sandbox
+# runner's: it works where the engine lets the container make user
+# namespaces (docs/DEPLOYMENT.md, "Docker"); elsewhere the bot starts with
+# local and says so.
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ca-certificates git tini \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bubblewrap ca-certificates git tini \
  && rm -rf /var/lib/apt/lists/*
 # /data holds all that must outlive the container: the bot's state
 # (database, Matrix keys, each thread's CLI home with the sessions that

@@ -26,6 +26,14 @@ import (
 // recreated on the same volume: the thread resumes with its context, which
 // the model API, an oracle outside our code, sees in the second turn's
 // request (with HOME off the volume, this fails).
+//
+// The runner is the default's. The two containers are given the two
+// security options docs/DEPLOYMENT.md names: the bot chooses the sandbox
+// (/readyz) and the CLI runs under bubblewrap (the engine's process
+// table: its parent is bwrap). A third, under the engine's defaults,
+// where bubblewrap cannot make namespaces, says it runs sessions locally.
+// (Each runner keeps its own CLI homes, so a thread does not resume across
+// a change of runner: the resume is checked within one.)
 func TestImage(t *testing.T) {
 	buildBase, runtimeBase := imageBases(t)
 	start := time.Now()
@@ -37,16 +45,18 @@ func TestImage(t *testing.T) {
 	cleanupDocker(t, "volume", "rm", volume) // after the containers (cleanups run last first)
 	word := randomName(t, "pelican-")
 
-	first := runImage(t, image, volume, api.URL)
+	first := runImage(t, image, volume, api.URL, sandboxOptions...)
 	first.waitReady(t)
+	first.checkRunner(t, "sandbox", "the default: bubblewrap works")
 	first.say("note the word " + word)
 	first.expect(`^\[main\] claude: ok: note the word ` + word + `$`)
 	first.waitHealthy(t)
 	first.checkNotRoot(t)
 	first.checkNoNode(t)
+	first.checkSandboxed(t)
 	first.stop(t)
 
-	second := runImage(t, image, volume, api.URL)
+	second := runImage(t, image, volume, api.URL, sandboxOptions...)
 	second.waitReady(t)
 	second.say("which word was it?")
 	second.expect(`^\[main\] claude: ok: which word was it\?$`)
@@ -64,6 +74,11 @@ func TestImage(t *testing.T) {
 			"its transcript ends:\n%s", tr[max(0, len(tr)-2000):])
 	}
 	second.stop(t)
+
+	third := runImage(t, image, volume, api.URL)
+	third.waitReady(t)
+	third.checkRunner(t, "local", "bubblewrap")
+	third.stop(t)
 	t.Logf("image test done in %s", time.Since(start).Round(time.Second))
 }
 
@@ -75,10 +90,16 @@ type imageRun struct {
 	addr string // CLAUDEOPS_HTTP_ADDR, on the host's loopback
 }
 
+// sandboxOptions let the container make the user namespaces bubblewrap
+// needs (Docker's default seccomp profile refuses them to a process
+// without CAP_SYS_ADMIN) and mount a /proc of its own (the engine's masked
+// /proc paths forbid that otherwise). docs/DEPLOYMENT.md gives the same.
+var sandboxOptions = []string{"--security-opt", "seccomp=unconfined", "--security-opt", "systempaths=unconfined"}
+
 // runImage starts a container of image with volume at /data, on the
-// host's network (the fake model API listens on its loopback); it is
-// removed at the test's end.
-func runImage(t *testing.T, image, volume, apiURL string) *imageRun {
+// host's network (the fake model API listens on its loopback), with the
+// engine's options opts; it is removed at the test's end.
+func runImage(t *testing.T, image, volume, apiURL string, opts ...string) *imageRun {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,12 +109,13 @@ func runImage(t *testing.T, image, volume, apiURL string) *imageRun {
 	ln.Close()
 	name := randomName(t, "claudeops-image-test-")
 	cleanupDocker(t, "rm", "--force", "--volumes", name)
-	cmd := exec.Command("docker", "run", "--interactive", "--name", name, "--network", "host",
-		"--volume", volume+":/data", "--health-interval", "1s",
-		"--env", "CLAUDEOPS_HTTP_ADDR="+addr,
-		"--env", "ANTHROPIC_BASE_URL="+apiURL, "--env", "ANTHROPIC_API_KEY=sk-test",
-		"--env", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "--env", "DISABLE_TELEMETRY=1",
-		image, "console")
+	args := append([]string{"run", "--interactive", "--name", name, "--network", "host",
+		"--volume", volume + ":/data", "--health-interval", "1s",
+		"--env", "CLAUDEOPS_HTTP_ADDR=" + addr,
+		"--env", "ANTHROPIC_BASE_URL=" + apiURL, "--env", "ANTHROPIC_API_KEY=sk-test",
+		"--env", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "--env", "DISABLE_TELEMETRY=1"},
+		opts...)
+	cmd := exec.Command("docker", append(args, image, "console")...)
 	return &imageRun{botProc: startProc(t, cmd), name: name, addr: addr}
 }
 
@@ -225,6 +247,52 @@ func (r *imageRun) checkNotRoot(t *testing.T) {
 	for _, want := range []string{"tini", "claudeops", "claude"} {
 		if !seen[want] {
 			t.Errorf("docker top lists no %s: %v\n%s", want, seen, out)
+		}
+	}
+}
+
+// checkRunner: /readyz names the runner the bot chose and why.
+func (r *imageRun) checkRunner(t *testing.T, name, why string) {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + r.addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Runner struct{ Name, Why string } `json:"runner"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatalf("/readyz: %v", err)
+	}
+	if doc.Runner.Name != name || !strings.Contains(doc.Runner.Why, why) {
+		t.Errorf("/readyz runner %+v, want %q with a why saying %q", doc.Runner, name, why)
+	}
+}
+
+// checkSandboxed: the engine's process table (an oracle outside the bot)
+// shows the CLI's parent to be bubblewrap.
+func (r *imageRun) checkSandboxed(t *testing.T) {
+	t.Helper()
+	out := mustDocker(t, "top", r.name, "-eo", "pid,ppid,comm")
+	comm := map[string]string{}
+	var parents []string
+	for _, line := range strings.Split(out, "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			t.Fatalf("docker top: %q", line)
+		}
+		comm[f[0]] = f[2]
+		if f[2] == "claude" {
+			parents = append(parents, f[1])
+		}
+	}
+	if len(parents) == 0 {
+		t.Fatalf("docker top lists no claude:\n%s", out)
+	}
+	for _, pp := range parents {
+		if comm[pp] != "bwrap" {
+			t.Errorf("a claude's parent is %q (pid %s), want bwrap:\n%s", comm[pp], pp, out)
 		}
 	}
 }
