@@ -20,7 +20,9 @@ func TestOperatorMCPArgs(t *testing.T) {
 		{"none", Options{SDKMCPServers: []string{"claudeops"}, Guard: &Guard{}}, nil, []string{"/dev/fd/3", "--plugin-dir"}},
 		{"servers", Options{MCPServers: map[string]json.RawMessage{"ops": srv}, Guard: &Guard{}},
 			[]string{"--strict-mcp-config", "--mcp-config " + MCPConfigPath}, []string{"s3cret", "/bin/ops", "--plugin-dir"}},
-		{"plugins", Options{PluginDirs: []string{"/srv/a", "/srv/b"}}, []string{"--plugin-dir /srv/a --plugin-dir /srv/b"}, []string{"/dev/fd/3"}},
+		{"plugins unguarded", Options{PluginDirs: []string{"/srv/a", "/srv/b"}}, []string{"--plugin-dir /srv/a --plugin-dir /srv/b"}, []string{"/dev/fd/3"}},
+		// Guarded, a plugin is never given whole (operatorplugins.go).
+		{"plugins guarded", Options{PluginDirs: []string{"/srv/a"}, Guard: &Guard{}}, nil, []string{"--plugin-dir"}},
 	}
 	for _, tt := range tests {
 		got := strings.Join(tt.opts.Args(), " ")

@@ -50,8 +50,11 @@ type Options struct {
 	// pipe, never from its command line or environment (mcpservers.go);
 	// the Runner must be a ConfigPasser.
 	MCPServers map[string]json.RawMessage
-	// PluginDirs are local plugin directories the operator trusts
-	// (--plugin-dir each).
+	// PluginDirs are local plugin directories the operator gives the
+	// session. A guarded session never gets one whole: its skills are
+	// built as the repository's are (reposkills.go) and its agents read
+	// (repoagents.go); nothing else of it takes effect
+	// (operatorplugins.go). An unguarded one gets each (--plugin-dir).
 	PluginDirs []string
 	// SkillsBase, when set, is where Start builds the repository's skills
 	// of a guarded session as a plugin the model may call (reposkills.go):
@@ -92,10 +95,12 @@ type Options struct {
 	// agents is the repository's subagents as --agents JSON, read by
 	// Start for a guarded session (repoagents.go).
 	agents string
-	// skillsDir is the plugin Start built of the repository's skills, and
-	// skills their names (reposkills.go).
-	skillsDir string
-	skills    []string
+	// skillsDir is where Start built the session's skills, builtPlugins
+	// the plugins built there and skills their names as the model calls
+	// them, <plugin>:<name> (reposkills.go).
+	skillsDir    string
+	builtPlugins []string
+	skills       []string
 }
 
 // Args returns the CLI arguments for o: the stream-json flags the protocol
@@ -125,7 +130,7 @@ func (o *Options) Args() []string {
 		args = append(args, "--effort", o.Effort)
 	}
 	if o.Guard != nil {
-		args = append(args, o.Guard.args(o.PermissionMode, o.Dir, o.skillsDir != "")...)
+		args = append(args, o.Guard.args(o.PermissionMode, o.Dir, len(o.skills) > 0)...)
 	} else if o.PermissionMode != "" {
 		args = append(args, "--permission-mode", o.PermissionMode)
 	}
@@ -136,11 +141,13 @@ func (o *Options) Args() []string {
 	if len(o.MCPServers) > 0 {
 		args = append(args, "--mcp-config", MCPConfigPath)
 	}
-	for _, d := range o.PluginDirs {
-		args = append(args, "--plugin-dir", d)
+	if o.Guard == nil {
+		for _, d := range o.PluginDirs {
+			args = append(args, "--plugin-dir", d)
+		}
 	}
-	if o.skillsDir != "" {
-		args = append(args, "--plugin-dir", o.skillsDir)
+	for _, d := range o.builtPlugins {
+		args = append(args, "--plugin-dir", d)
 	}
 	if o.AppendSystemPrompt != "" {
 		args = append(args, "--append-system-prompt", o.AppendSystemPrompt)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"sort"
 	"strings"
@@ -44,16 +45,27 @@ type repoAgent struct {
 	Model           string   `json:"model,omitempty"`
 }
 
-// loadAgents reads a guarded session's agents from its working directory.
+// loadAgents reads a guarded session's agents from its working directory
+// and from the operator's plugins (operatorplugins.go), each of those
+// named <plugin>:<agent> as the CLI names a plugin's.
 func (o *Options) loadAgents(log *slog.Logger) {
-	if o.Guard == nil || o.Dir == "" {
+	if o.Guard == nil {
 		return
 	}
-	agents, skipped, err := RepoAgents(o.Dir)
-	if err != nil || len(skipped) > 0 {
-		log.Warn("repository agents left out", "dir", o.Dir, "skipped", skipped, "err", err)
+	all := map[string]repoAgent{}
+	if o.Dir != "" {
+		agents, skipped, err := readAgents(o.Dir, agentsDir, "")
+		if err != nil || len(skipped) > 0 {
+			log.Warn("repository agents left out", "dir", o.Dir, "skipped", skipped, "err", err)
+		}
+		maps.Copy(all, agents)
 	}
-	o.agents = agents
+	maps.Copy(all, o.pluginAgents(log))
+	b, skipped, err := encodeAgents(all)
+	if err != nil || len(skipped) > 0 {
+		log.Warn("agents left out", "skipped", skipped, "err", err)
+	}
+	o.agents = b
 }
 
 // RepoAgents reads the agent files of the repository at dir (under
@@ -64,19 +76,46 @@ func (o *Options) loadAgents(log *slog.Logger) {
 // not an agent (no name or description, bad front matter, too big) is
 // skipped, as the CLI skips it; skipped names the files left out and why.
 func RepoAgents(dir string) (agents string, skipped []string, err error) {
+	all, skipped, err := readAgents(dir, agentsDir, "")
+	if err != nil {
+		return "", skipped, err
+	}
+	b, more, err := encodeAgents(all)
+	return b, append(skipped, more...), err
+}
+
+// encodeAgents is agents as --agents JSON, "" when none or over the bound.
+func encodeAgents(all map[string]repoAgent) (string, []string, error) {
+	if len(all) == 0 {
+		return "", nil, nil
+	}
+	b, err := json.Marshal(all)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode agents: %w", err)
+	}
+	if len(b) > maxAgentsJSON {
+		return "", []string{fmt.Sprintf("all: %d bytes, over %d", len(b), maxAgentsJSON)}, nil
+	}
+	return string(b), nil, nil
+}
+
+// readAgents reads the agent files below sub of dir, each named prefix
+// and its name.
+func readAgents(dir, sub, prefix string) (map[string]repoAgent, []string, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return "", nil, fmt.Errorf("open working directory for its agents: %w", err)
+		return nil, nil, fmt.Errorf("open %s for its agents: %w", dir, err)
 	}
 	defer root.Close()
 	all := map[string]repoAgent{}
+	var skipped []string
 	seen := 0
 	// Subdirectories too, as the CLI reads them; WalkDir enters no
 	// symlinked directory.
-	err = fs.WalkDir(root.FS(), agentsDir, func(name string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), sub, func(name string, d fs.DirEntry, err error) error {
 		seen++
 		switch {
-		case errors.Is(err, fs.ErrNotExist) && name == agentsDir:
+		case errors.Is(err, fs.ErrNotExist) && name == sub:
 			return fs.SkipAll
 		case err != nil: // a symlink out of dir, say
 			skipped = append(skipped, name+": "+err.Error())
@@ -88,27 +127,17 @@ func RepoAgents(dir string) (agents string, skipped []string, err error) {
 		}
 		id, a, why := readAgent(root, name)
 		if why != "" {
-			skipped = append(skipped, strings.TrimPrefix(name, agentsDir+"/")+": "+why)
+			skipped = append(skipped, strings.TrimPrefix(name, sub+"/")+": "+why)
 			return nil
 		}
-		all[id] = a
+		all[prefix+id] = a
 		return nil
 	})
 	if err != nil {
-		return "", skipped, fmt.Errorf("walk %s: %w", agentsDir, err)
-	}
-	if len(all) == 0 {
-		return "", skipped, nil
-	}
-	b, err := json.Marshal(all)
-	if err != nil {
-		return "", skipped, fmt.Errorf("encode agents: %w", err)
-	}
-	if len(b) > maxAgentsJSON {
-		return "", append(skipped, fmt.Sprintf("all: %d bytes, over %d", len(b), maxAgentsJSON)), nil
+		return nil, skipped, fmt.Errorf("walk %s: %w", sub, err)
 	}
 	sort.Strings(skipped)
-	return string(b), skipped, nil
+	return all, skipped, nil
 }
 
 // readAgent reads one agent file: its name, what passes of it, or why it

@@ -1,6 +1,7 @@
 package claudeproc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -65,27 +66,33 @@ type skillFront struct {
 // or dest not written. Files are read through os.Root: a link leading out
 // of dir is not followed.
 func RepoSkills(dir, dest string) (names, skipped []string, err error) {
+	return buildSkills(dir, skillsDir, dest, SkillsPlugin, "The repository's skills, as the bot read them")
+}
+
+// buildSkills reads the skills below sub of dir and writes them in dest
+// as the plugin name.
+func buildSkills(dir, sub, dest, plugin, about string) (names, skipped []string, err error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open working directory for its skills: %w", err)
+		return nil, nil, fmt.Errorf("open %s for its skills: %w", dir, err)
 	}
 	defer root.Close()
-	ents, err := fs.ReadDir(root.FS(), skillsDir)
+	ents, err := fs.ReadDir(root.FS(), sub)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil, nil
 	case err != nil: // a skills directory leading out of dir, say
-		return nil, []string{skillsDir + ": " + err.Error()}, nil
+		return nil, []string{sub + ": " + err.Error()}, nil
 	}
 	if len(ents) > maxSkillEntries {
-		skipped = append(skipped, fmt.Sprintf("%s: %d entries, only the first %d read", skillsDir, len(ents), maxSkillEntries))
+		skipped = append(skipped, fmt.Sprintf("%s: %d entries, only the first %d read", sub, len(ents), maxSkillEntries))
 		ents = ents[:maxSkillEntries]
 	}
 	skills := map[string]repoSkill{}
 	total := 0
 	for _, e := range ents {
 		name := e.Name()
-		s, why := readSkill(root, name)
+		s, why := readSkill(root, sub, name)
 		switch {
 		case why == "":
 		case why == "-":
@@ -103,7 +110,7 @@ func RepoSkills(dir, dest string) (names, skipped []string, err error) {
 	if len(skills) == 0 {
 		return nil, skipped, nil
 	}
-	if err := writeSkills(dest, skills); err != nil {
+	if err := writeSkills(dest, plugin, about, skills); err != nil {
 		return nil, skipped, err
 	}
 	for n := range skills {
@@ -113,13 +120,13 @@ func RepoSkills(dir, dest string) (names, skipped []string, err error) {
 	return names, skipped, nil
 }
 
-// readSkill reads the skill in .claude/skills/<name>: what passes of it,
+// readSkill reads the skill in <sub>/<name>: what passes of it,
 // or why it is left out ("-": a skill the model is not to call).
-func readSkill(root *os.Root, name string) (repoSkill, string) {
+func readSkill(root *os.Root, sub, name string) (repoSkill, string) {
 	if !commandName.MatchString(name) {
 		return repoSkill{}, "not a skill's name"
 	}
-	b, err := readRepoFile(root, skillsDir+"/"+name+"/SKILL.md", maxSkillFile)
+	b, err := readRepoFile(root, sub+"/"+name+"/SKILL.md", maxSkillFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return repoSkill{}, "-"
 	}
@@ -151,10 +158,10 @@ func readSkill(root *os.Root, name string) (repoSkill, string) {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // writeSkills writes the plugin of skills in dest.
-func writeSkills(dest string, skills map[string]repoSkill) error {
-	files := map[string][]byte{
-		".claude-plugin/plugin.json": []byte(`{"name": "` + SkillsPlugin + `", "description": "The repository's skills, as the bot read them"}` + "\n"),
-	}
+func writeSkills(dest, plugin, about string, skills map[string]repoSkill) error {
+	n, _ := json.Marshal(plugin) // strings: cannot fail
+	a, _ := json.Marshal(about)
+	files := map[string][]byte{".claude-plugin/plugin.json": []byte(`{"name": ` + string(n) + `, "description": ` + string(a) + "}\n")}
 	for name, s := range skills {
 		front, err := yaml.Marshal(s.front)
 		if err != nil {
@@ -182,21 +189,21 @@ type MountChecker interface {
 }
 
 // loadSkills builds a guarded session's skills below SkillsBase, where
-// runner can show them, and adds the directory to the session's mounts.
-// Nothing is built (and the Skill tool stays off) without a base, a
-// working directory or a skill, where the runner cannot show the base, or
-// when the operator gives the session plugin directories: their skills
-// and commands would come with the Skill tool, their allowed-tools too.
+// runner can show them, and adds the directory to the session's mounts:
+// the repository's as the plugin repo, each operator plugin's under its
+// own name (operatorplugins.go). Nothing is built (and the Skill tool
+// stays off) without a base or a skill, or where the runner cannot show
+// the base.
 func (o *Options) loadSkills(log *slog.Logger, runner Runner) {
-	if o.Guard == nil || o.Dir == "" || o.SkillsBase == "" || len(o.PluginDirs) > 0 {
+	if o.Guard == nil || o.SkillsBase == "" || (o.Dir == "" && len(o.PluginDirs) == 0) {
 		return
 	}
 	if err := os.MkdirAll(o.SkillsBase, 0o755); err != nil {
-		log.Warn("repository skills not offered", "err", err)
+		log.Warn("skills not offered", "err", err)
 		return
 	}
 	if mc, ok := runner.(MountChecker); ok && !mc.CanMount(o.SkillsBase) {
-		log.Info("repository skills not offered: the runner cannot show their directory", "dir", o.SkillsBase)
+		log.Info("skills not offered: the runner cannot show their directory", "dir", o.SkillsBase)
 		return
 	}
 	dest, err := os.MkdirTemp(o.SkillsBase, "skills-")
@@ -204,19 +211,35 @@ func (o *Options) loadSkills(log *slog.Logger, runner Runner) {
 		err = os.Chmod(dest, 0o755) // read by the session's user in a container
 	}
 	if err != nil {
-		log.Warn("repository skills not offered", "err", err)
+		log.Warn("skills not offered", "err", err)
 		return
 	}
-	names, skipped, err := RepoSkills(o.Dir, dest)
-	if err != nil || len(skipped) > 0 {
-		log.Warn("repository skills left out", "dir", o.Dir, "skipped", skipped, "err", err)
+	o.skillsDir = dest
+	if o.Dir != "" {
+		names, skipped, err := RepoSkills(o.Dir, filepath.Join(dest, SkillsPlugin))
+		if err != nil || len(skipped) > 0 {
+			log.Warn("repository skills left out", "dir", o.Dir, "skipped", skipped, "err", err)
+		}
+		o.addBuilt(filepath.Join(dest, SkillsPlugin), SkillsPlugin, names)
 	}
-	if err != nil || len(names) == 0 {
+	o.buildPluginSkills(log, dest)
+	if len(o.skills) == 0 {
 		_ = os.RemoveAll(dest)
+		o.skillsDir = ""
 		return
 	}
-	o.skillsDir, o.skills = dest, names
 	o.Mounts = append(slices.Clone(o.Mounts), Mount{Path: dest, Access: ReadOnly})
+}
+
+// addBuilt records a plugin built in dir, of the skills names.
+func (o *Options) addBuilt(dir, plugin string, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	o.builtPlugins = append(o.builtPlugins, dir)
+	for _, n := range names {
+		o.skills = append(o.skills, plugin+":"+n)
+	}
 }
 
 // removeSkills removes the built skills once the process has ended.
@@ -230,8 +253,7 @@ func (o *Options) removeSkills(log *slog.Logger) {
 }
 
 // offersSkill reports whether name, as the model's Skill call gives it, is
-// one of the skills built for this process.
+// one of the skills built for this process (<plugin>:<name>).
 func (o *Options) offersSkill(name string) bool {
-	n, ok := strings.CutPrefix(name, SkillsPlugin+":")
-	return ok && slices.Contains(o.skills, n)
+	return slices.Contains(o.skills, name)
 }

@@ -214,7 +214,7 @@ func TestRealCLIRepositorySkillsHostile(t *testing.T) {
 func TestRealCLIRepositorySkillsUnwritable(t *testing.T) {
 	base := t.TempDir()
 	builtFile := func() string {
-		m, _ := filepath.Glob(filepath.Join(base, "*", "skills", "lint", "SKILL.md"))
+		m, _ := filepath.Glob(filepath.Join(base, "*", "repo", "skills", "lint", "SKILL.md"))
 		if len(m) != 1 {
 			return ""
 		}
@@ -268,7 +268,7 @@ func TestRealCLISkillCallsDecided(t *testing.T) {
 	}
 	writeTree(t, plug, map[string]string{".claude-plugin/plugin.json": `{"name": "repo"}`,
 		"skills/evil/SKILL.md": skill("evil"), "skills/lint/SKILL.md": skill("lint")})
-	p, r := c.start(func(o *Options) { o.Guard, o.skillsDir, o.skills = &Guard{}, plug, []string{"lint"} })
+	p, r := c.start(func(o *Options) { o.Guard, o.builtPlugins, o.skills = &Guard{}, []string{plug}, []string{"repo:lint"} })
 	if err := p.SendText("go"); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestRealCLISkillCallsDecided(t *testing.T) {
 		t.Errorf("the host was asked about %v", asked)
 	}
 	res := skillResults(c.api)
-	if len(res) != 2 || !res[0].IsError || !strings.Contains(res[0].Content, "Only the repository's own skills") || res[1].IsError {
+	if len(res) != 2 || !res[0].IsError || !strings.Contains(res[0].Content, "Only the skills listed") || res[1].IsError {
 		t.Fatalf("Skill repo:evil, then repo:lint: %+v", res)
 	}
 	if sentAnywhere(c.api, "MARK_BODY_evil") || !sentAnywhere(c.api, "MARK_BODY_lint") {
