@@ -29,6 +29,9 @@ func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
 			w.view.toolDone(ctx, r.ToolUseID, r.IsError, string(r.Content))
 		}
 	case *claudeproc.Truncated:
+		if e.Type == "control_request" {
+			w.notice(ctx, oversizedRequestText(e, w.cfg.MaxLineBytes), e.Refused == "")
+		}
 		if e.Type == "user" && e.ToolUseID != "" {
 			w.view.toolDone(ctx, e.ToolUseID, false, fmt.Sprintf("(output of %d bytes, too large to show)", e.OriginalSize))
 		}
@@ -60,6 +63,26 @@ func (w *worker) handleProc(ctx context.Context, ev claudeproc.Event) {
 	case *claudeproc.ParseError:
 		w.log.Warn("claude printed a malformed line", "err", e.Err)
 	}
+}
+
+// oversizedRequestText tells the thread of a control request over the
+// line cap, which claudeproc answered without passing it on.
+func oversizedRequestText(e *claudeproc.Truncated, limit int) string {
+	if limit <= 0 {
+		limit = claudeproc.DefaultMaxLineBytes
+	}
+	what := "Claude Code sent a request"
+	if e.ToolName != "" {
+		what = "Claude Code asked to use " + e.ToolName + " with a request"
+	}
+	size := fmt.Sprintf("%s of %d bytes, over the limit of %d bytes (CLAUDEOPS_MAX_LINE_BYTES)", what, e.OriginalSize, limit)
+	if e.Refused == "" {
+		return size + ", and it names no request to answer: the turn waits until its limit unless you stop it."
+	}
+	if e.Subtype == "can_use_tool" {
+		return size + ": denied without being shown (too large to show). Claude was told to make the change in smaller pieces."
+	}
+	return size + ": refused (too large to read)."
 }
 
 // onInit: a turn starts (each turn prints system/init).

@@ -46,7 +46,12 @@
 //     default); jsonscan.go: a line's type found without decoding it;
 //     decode.go, decode_stream.go, fastuser.go: lines to typed Events
 //     (events.go), streamed blocks reassembled, tool output walked by
-//     hand; queue.go: the reader kept apart from a busy consumer.
+//     hand; queue.go: the reader kept apart from a busy consumer;
+//     refuse.go: what cannot be passed on is answered at once — a
+//     control request over the line cap (read from its head: the CLI
+//     writes type, request_id, then the request's subtype and tool_name
+//     before its input) denied or refused, one of an unknown subtype
+//     answered with an error.
 //   - writer.go: user messages, control responses (allow, deny) and our
 //     own control requests (interrupt, set_permission_mode, set_model,
 //     initialize); control.go: their request_id multiplexing; mcp.go: the

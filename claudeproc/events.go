@@ -367,6 +367,13 @@ type Truncated struct {
 	SessionID    string
 	OriginalSize int64
 	Prefix       []byte
+	// For a control_request: the envelope's request_id and the request's
+	// tool_name, read from the line's head (controlHead), and Refused, what
+	// the process answered the CLI with (empty if it could not answer: no
+	// request_id in the head).
+	RequestID string
+	ToolName  string
+	Refused   string
 }
 
 // Exited is the last event of a process: it exited or was killed.

@@ -69,6 +69,12 @@ const (
 	// "text":<text>} and nothing else; control requests are answered, with
 	// set_model / set_permission_mode echoing the value asked for.
 	fakeEcho = "echo"
+	// fakeAsks: the message "big-ask" makes the fake ask can_use_tool for
+	// a Write of fakeBigInput bytes, "future-ask" a control request of a
+	// subtype no bot knows (fakeasks_test.go); the fake then waits for the
+	// answer, prints it ({"type":"fake_answer","answer":<line>}) and ends
+	// the turn.
+	fakeAsks = "asks"
 )
 
 const (
@@ -186,6 +192,10 @@ func (f *fakeCLI) handle(msg *fakeInput, line []byte) (code int, exit bool) {
 	case "control_request":
 		fmt.Fprintf(os.Stderr, "fake: control_request %s\n", line)
 		return f.controlRequest(msg)
+	case "control_response":
+		if f.mode == fakeAsks && f.holding {
+			f.answered(line)
+		}
 	}
 	return 0, false // control_response etc.: ignored, as the CLI does
 }
@@ -241,6 +251,10 @@ func (f *fakeCLI) userMessage(msg *fakeInput) (int, bool) {
 		f.emitRaw([]byte(`{"type":"fake_unknown_type","payload":{"a":[1,2,3]}}`))
 		f.emitRaw(fakeHugeUserLine(fakeHugeLine))
 		f.emitRaw([]byte(`{"type":"system","subtype":"fake_new_subtype","session_id":"` + f.session + `"}`))
+	}
+	if f.mode == fakeAsks && f.ask(text) {
+		f.holding = true
+		return 0, false
 	}
 	if text == "hold" {
 		f.holding = true

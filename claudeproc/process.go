@@ -54,6 +54,8 @@ type Process struct {
 	inTurn   bool
 	gone     bool // reaped: no new control requests
 
+	unknownSeen map[string]bool // control request subtypes refused (reader only)
+
 	exited   chan struct{} // closed when the process has been reaped
 	exitInfo ExitInfo
 
@@ -134,16 +136,17 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	var idb [4]byte
 	_, _ = rand.Read(idb[:])
 	p := &Process{
-		opts:     opts,
-		log:      log.With("claude", h.Name()),
-		handle:   h,
-		stdin:    inW,
-		stdout:   outR,
-		stderr:   newRingBuffer(opts.StderrBytes),
-		events:   newEventQueue(opts.EventBuffer),
-		pending:  make(map[string]chan *ControlResponse),
-		idPrefix: "co_" + hex.EncodeToString(idb[:]) + "_",
-		exited:   make(chan struct{}),
+		opts:        opts,
+		log:         log.With("claude", h.Name()),
+		handle:      h,
+		stdin:       inW,
+		stdout:      outR,
+		stderr:      newRingBuffer(opts.StderrBytes),
+		events:      newEventQueue(opts.EventBuffer),
+		pending:     make(map[string]chan *ControlResponse),
+		unknownSeen: make(map[string]bool),
+		idPrefix:    "co_" + hex.EncodeToString(idb[:]) + "_",
+		exited:      make(chan struct{}),
 	}
 	p.log.Debug("claude started", "bin", opts.Bin, "args", opts.Args(), "dir", opts.Dir)
 
@@ -204,7 +207,8 @@ func (p *Process) readLoop() {
 			}
 			return
 		}
-		if p.screenMCP(ev) || p.decideSkill(ev) {
+		p.refuseTruncated(ev)
+		if p.screenMCP(ev) || p.decideSkill(ev) || p.refuseUnknown(ev) {
 			continue
 		}
 		switch e := ev.(type) {

@@ -1,0 +1,126 @@
+package claudeproc
+
+import "fmt"
+
+// The control requests the process cannot pass on are answered here, on
+// the reader, as screenMCP does (one short line; the CLI reads stdin while
+// it writes stdout): silence would hold the CLI's turn until the turn limit.
+
+// knownRequests are the control_request subtypes the bot answers:
+// can_use_tool (the bot's approvals) and mcp_message (mcp.go).
+var knownRequests = map[string]bool{"can_use_tool": true, "mcp_message": true}
+
+// refuseUnknown answers a control request of a subtype the bot does not
+// know (a newer CLI's) with an error, as the CLI itself answers one it does
+// not know; logged once per subtype. It reports whether it did; such a
+// request is not passed on.
+func (p *Process) refuseUnknown(ev Event) bool {
+	cr, ok := ev.(*ControlRequest)
+	if !ok || knownRequests[cr.Subtype] {
+		return false
+	}
+	if !p.unknownSeen[cr.Subtype] {
+		p.unknownSeen[cr.Subtype] = true
+		p.log.Warn("claude: control request of an unknown subtype answered with an error", "subtype", cr.Subtype, "request", cr.RequestID)
+	}
+	if cr.RequestID == "" {
+		return true
+	}
+	if err := p.RespondError(cr.RequestID, "Unsupported control request subtype: "+cr.Subtype); err != nil {
+		p.log.Warn("claude: answer an unknown control request", "request", cr.RequestID, "err", err)
+	}
+	return true
+}
+
+// refuseTruncated answers a control request longer than the line cap: the
+// reader kept only its head, so it cannot be shown or decided. A
+// can_use_tool is denied saying why (the model can try smaller pieces),
+// any other subtype gets an error. The event goes on, with Refused set, so
+// that the thread is told.
+func (p *Process) refuseTruncated(ev Event) {
+	t, ok := ev.(*Truncated)
+	if !ok || t.Type != "control_request" {
+		return
+	}
+	id, sub, tool := controlHead(t.Prefix)
+	t.RequestID, t.Subtype, t.ToolName = id, sub, tool
+	limit := p.opts.MaxLineBytes
+	if limit <= 0 {
+		limit = DefaultMaxLineBytes
+	}
+	if id == "" {
+		p.log.Error("claude: a control request over the line cap names no request_id in its head; it cannot be answered",
+			"subtype", sub, "size", t.OriginalSize)
+		return
+	}
+	var err error
+	if sub == "can_use_tool" {
+		t.Refused = fmt.Sprintf("Denied without asking anyone: this %s request is %d bytes, over the bot's limit of %d bytes for one message from Claude Code (CLAUDEOPS_MAX_LINE_BYTES), too large to show to a person for a decision. Make the change in smaller pieces.",
+			orUnnamed(tool), t.OriginalSize, limit)
+		err = p.Deny(id, t.Refused, false)
+	} else {
+		t.Refused = fmt.Sprintf("control request %q of %d bytes is over the bot's line limit of %d bytes", sub, t.OriginalSize, limit)
+		err = p.RespondError(id, t.Refused)
+	}
+	p.log.Warn("claude: a control request over the line cap was refused", "request", id, "subtype", sub, "tool", tool, "size", t.OriginalSize)
+	if err != nil {
+		p.log.Warn("claude: answer a control request over the line cap", "request", id, "err", err)
+	}
+}
+
+func orUnnamed(tool string) string {
+	if tool == "" {
+		return "tool"
+	}
+	return tool
+}
+
+// controlHead reads a control_request line's envelope request_id and its
+// request's subtype and tool_name from the line's head, which may be cut
+// anywhere. The CLI writes the envelope's fields, then the request's short
+// ones, before the input; only keys at their own depth count, so a key of
+// the same name inside the input is never taken.
+func controlHead(b []byte) (requestID, subtype, toolName string) {
+	s := scanner{b: b}
+	fields := func(want map[string]*string, nested string, inner func()) bool {
+		s.ws()
+		if !s.eat('{') {
+			return false
+		}
+		for {
+			s.ws()
+			key, ok := s.str()
+			if !ok {
+				return false
+			}
+			s.ws()
+			if !s.eat(':') {
+				return false
+			}
+			s.ws()
+			switch dst := want[key]; {
+			case dst != nil && s.peek() == '"':
+				v, ok := s.str()
+				if !ok {
+					return false
+				}
+				*dst = v
+			case key == nested && inner != nil:
+				inner()
+				return false // the request holds the big input: stop after it
+			default:
+				if !s.skipValue() {
+					return false
+				}
+			}
+			s.ws()
+			if !s.eat(',') {
+				return false
+			}
+		}
+	}
+	fields(map[string]*string{"request_id": &requestID}, "request", func() {
+		fields(map[string]*string{"subtype": &subtype, "tool_name": &toolName}, "", nil)
+	})
+	return requestID, subtype, toolName
+}
