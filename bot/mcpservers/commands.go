@@ -3,7 +3,6 @@ package mcpservers
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -81,7 +80,7 @@ func (p *part) change(ctx context.Context, ev adapters.Event, verb, name string,
 // admin could give it, and the plugin directories.
 func (p *part) listText(ctx context.Context) string {
 	cat := p.ext.cat
-	if len(cat.Servers) == 0 && len(cat.PluginDirs) == 0 {
+	if len(cat.Servers) == 0 && len(cat.Plugins) == 0 {
 		return "No MCP servers or plugins are configured for this bot."
 	}
 	ref, added, set := p.t.Ref(), p.added(ctx), p.setting()
@@ -115,12 +114,8 @@ func (p *part) listText(ctx context.Context) string {
 	if len(others) > 0 {
 		lines = append(lines, "Others an admin can give it (`mcp add <server>`): "+strings.Join(others, ", ")+".")
 	}
-	if len(cat.PluginDirs) > 0 {
-		var names []string
-		for _, d := range cat.PluginDirs {
-			names = append(names, text.CodeSpan(filepath.Base(d)))
-		}
-		lines = append(lines, "Plugins of every session: "+strings.Join(names, ", ")+".")
+	if len(cat.Plugins) > 0 {
+		lines = append(lines, pluginsText(p.plugins()))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -133,4 +128,18 @@ func (c *Catalog) server(name string) (Server, bool) {
 		}
 	}
 	return Server{}, false
+}
+
+// pluginsText says which of the operator's plugins the channel's sessions
+// get, and what of them reaches Claude.
+func pluginsText(given []Plugin) string {
+	if len(given) == 0 {
+		return "Plugins of this channel's sessions: none."
+	}
+	var names []string
+	for _, pl := range given {
+		names = append(names, text.CodeSpan(pl.Name))
+	}
+	return "Plugins of this channel's sessions (the bot's configuration): " + strings.Join(names, ", ") +
+		". Claude may use their skills and agents (<plugin>:<name>); their hooks, MCP servers, programs and settings never run."
 }

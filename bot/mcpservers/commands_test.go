@@ -85,3 +85,28 @@ func TestMCPCommand(t *testing.T) {
 		t.Errorf("channel C2 got %v", l.MCPServers)
 	}
 }
+
+// TestMCPListsPlugins: `mcp` names the plugins the channel's sessions get
+// (the file's for its channels, CLAUDEOPS_PLUGIN_DIRS' for all) and no
+// other channel's.
+func TestMCPListsPlugins(t *testing.T) {
+	all, ops := plugin(t, "everywhere"), plugin(t, "opsplug")
+	file := write(t, t.TempDir(), "servers.json", `{"plugins": [{"dir": "`+ops+`", "channels": ["C1"]}]}`)
+	cat, err := Load(Config{ServersFile: file, PluginDirs: []string{all}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := New(cat, nil)
+	for _, tt := range []struct{ channel, want string }{
+		{"C1", "Plugins of this channel's sessions (the bot's configuration): `everywhere`, `opsplug`. Claude may use their skills and agents"},
+		{"C2", "Plugins of this channel's sessions (the bot's configuration): `everywhere`. Claude"},
+	} {
+		ft := threadtest.New("t1", "alice")
+		ft.Key = adapters.ThreadRef{Platform: "slack", Channel: tt.channel, Thread: "1.0"}
+		ext.Init(ft)
+		ext.Attach(ft).(*part).cmdMCP(context.Background(), adapters.Event{User: adapters.User{ID: "U-bob"}}, nil)
+		if said := strings.Join(ft.Said, "\n"); !strings.Contains(said, tt.want) {
+			t.Errorf("%s: said %q, want %q", tt.channel, said, tt.want)
+		}
+	}
+}

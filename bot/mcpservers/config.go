@@ -19,7 +19,8 @@ import (
 type Config struct {
 	// ServersFile is the operator's MCP servers file; "" is none.
 	ServersFile string `env:"CLAUDEOPS_MCP_SERVERS_FILE"`
-	// PluginDirs are local plugin directories every session loads.
+	// PluginDirs are local plugin directories every channel gets (the
+	// servers file's plugins section gives one to some channels).
 	PluginDirs []string `env:"CLAUDEOPS_PLUGIN_DIRS"`
 	// Reserved are server names taken by the bot's own (set by cmd).
 	Reserved []string `env:"-"`
@@ -38,8 +39,8 @@ type Server struct {
 
 // Catalog is the checked file and plugin directories.
 type Catalog struct {
-	Servers    []Server
-	PluginDirs []string
+	Servers []Server
+	Plugins []Plugin
 	// file is the servers file; "" when none.
 	file string
 }
@@ -77,7 +78,10 @@ func (c *Catalog) Programs() []string {
 			out = append(out, cmd)
 		}
 	}
-	return append(out, c.PluginDirs...)
+	for _, p := range c.Plugins {
+		out = append(out, p.Dir)
+	}
+	return out
 }
 
 // URLs are the http servers' URLs, by server name.
@@ -110,17 +114,12 @@ var keys = map[string][]string{
 // but their content is not kept.
 func Load(c Config) (*Catalog, error) {
 	cat := &Catalog{file: c.ServersFile}
-	var bad []string
-	for _, d := range c.PluginDirs {
-		if fi, err := os.Stat(d); !filepath.IsAbs(d) || err != nil || !fi.IsDir() {
-			bad = append(bad, fmt.Sprintf("CLAUDEOPS_PLUGIN_DIRS: %q is not an absolute path of a directory", d))
-			continue
-		}
-		cat.PluginDirs = append(cat.PluginDirs, d)
-	}
+	plugins, bad := envPlugins(c.PluginDirs)
+	cat.Plugins = plugins
 	if c.ServersFile != "" {
-		servers, problems := loadFile(c.ServersFile, c.Reserved)
+		servers, more, problems := loadFile(c.ServersFile, c.Reserved, plugins)
 		cat.Servers = servers
+		cat.Plugins = append(cat.Plugins, more...)
 		for _, p := range problems {
 			bad = append(bad, "CLAUDEOPS_MCP_SERVERS_FILE="+c.ServersFile+": "+p)
 		}
@@ -131,18 +130,19 @@ func Load(c Config) (*Catalog, error) {
 	return cat, nil
 }
 
-func loadFile(path string, reserved []string) ([]Server, []string) {
+// loadFile reads the servers file: its servers and its plugins (beside
+// those already taken), and every problem of either.
+func loadFile(path string, reserved []string, taken []Plugin) ([]Server, []Plugin, []string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, []string{err.Error()}
+		return nil, nil, []string{err.Error()}
 	}
 	var file struct {
 		MCPServers map[string]map[string]json.RawMessage `json:"mcpServers"`
+		Plugins    []json.RawMessage                     `json:"plugins"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&file); err != nil {
-		return nil, []string{"want {\"mcpServers\": {\"<name>\": {…}}}: " + err.Error()}
+	if err := strictJSON(data, &file); err != nil {
+		return nil, nil, []string{"want {\"mcpServers\": {\"<name>\": {…}}, \"plugins\": [{\"dir\": …, \"channels\": […]}]}: " + err.Error()}
 	}
 	names := make([]string, 0, len(file.MCPServers))
 	for n := range file.MCPServers {
@@ -160,7 +160,8 @@ func loadFile(path string, reserved []string) ([]Server, []string) {
 			out = append(out, s)
 		}
 	}
-	return out, bad
+	plugins, problems := filePlugins(file.Plugins, taken)
+	return out, plugins, append(bad, problems...)
 }
 
 // checkServer checks one server's fields, all of them.

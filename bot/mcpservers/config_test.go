@@ -48,8 +48,8 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%s resolves to %s (%v), want %s", tt.name, got, err, tt.want)
 		}
 	}
-	if !reflect.DeepEqual(cat.PluginDirs, []string{dir}) {
-		t.Errorf("plugin dirs %v", cat.PluginDirs)
+	if want := []Plugin{{Name: filepath.Base(dir), Dir: dir, Channels: []string{"*"}}}; !reflect.DeepEqual(cat.Plugins, want) {
+		t.Errorf("plugins %+v, want %+v", cat.Plugins, want)
 	}
 	// A rotated secret is read at the next launch.
 	write(t, dir, "token", "tok-2")
@@ -112,6 +112,66 @@ func TestLoadProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// plugin writes a plugin directory named name (no manifest: "").
+func plugin(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "p")
+	if err := os.MkdirAll(filepath.Join(dir, ".claude-plugin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if name != "" {
+		write(t, dir, ".claude-plugin/plugin.json", `{"name": "`+name+`"}`)
+	}
+	return dir
+}
+
+// TestLoadPlugins: the servers file's plugins section gives each plugin to
+// its channels, CLAUDEOPS_PLUGIN_DIRS to every channel; each plugin's
+// every problem is listed: a relative, missing or manifest-less directory,
+// a bad or taken name, no channels, an unknown field.
+func TestLoadPlugins(t *testing.T) {
+	dir := t.TempDir()
+	ops, all := plugin(t, "ops"), plugin(t, "everywhere")
+	cat, err := Load(Config{PluginDirs: []string{all}, ServersFile: write(t, dir, "good.json",
+		`{"plugins": [{"dir": "`+ops+`", "channels": ["C1", "matrix/!r:hs"]}]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Plugin{{Name: "everywhere", Dir: all, Channels: []string{"*"}}, {Name: "ops", Dir: ops, Channels: []string{"C1", "matrix/!r:hs"}}}
+	if !reflect.DeepEqual(cat.Plugins, want) {
+		t.Errorf("plugins %+v, want %+v", cat.Plugins, want)
+	}
+	if !cat.Plugins[1].For("!r:hs", "matrix/!r:hs") || cat.Plugins[1].For("C2", "slack/C2") {
+		t.Error("ops given to the wrong channels")
+	}
+	bad := `{"plugins": [
+		{"dir": "relative", "channels": ["*"]},
+		{"dir": "/nonexistent", "channels": ["*"]},
+		{"dir": "` + plugin(t, "") + `", "channels": ["*"]},
+		{"dir": "` + plugin(t, "repo") + `", "channels": ["*"]},
+		{"dir": "` + plugin(t, "bad name") + `", "channels": ["*"]},
+		{"dir": "` + plugin(t, "everywhere") + `", "channels": ["*"]},
+		{"dir": "` + ops + `"},
+		{"dir": "` + ops + `", "channels": ["*"], "hooks": true}
+	]}`
+	_, err = Load(Config{PluginDirs: []string{all}, ServersFile: write(t, dir, "bad.json", bad)})
+	wants := []string{"plugin 1 (relative): dir: want the absolute path", "plugin 2 (/nonexistent): dir: want",
+		"plugin 3", "plugin.json: unreadable", "plugin 4", `the name "repo" is the repository's skills'`,
+		"plugin 5", `name "bad name" is not a plugin's name`, "plugin 6", `a plugin named "everywhere" is given already`,
+		"plugin 7", "channels: want a list", `plugin 8: want {"dir"`, `unknown field "hooks"`}
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	if n := len(strings.Split(err.Error(), "\n")); n != 8 {
+		t.Errorf("%d problems, want 8:\n%s", n, err)
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("no problem says %q:\n%s", w, err)
+		}
 	}
 }
 

@@ -14,8 +14,12 @@
 // {"file": "/abs/path"}: the secret is read from that file (trailing
 // newlines dropped) at every launch, so a rotated secret takes effect at
 // the next session. Load checks the whole file at start and lists every
-// problem at once. Plugin directories (Config.PluginDirs) go to every
-// channel.
+// problem at once. The file's "plugins" section gives the operator's
+// plugin directories to channels the same way (each {"dir": "/abs/path",
+// "channels": […]}; a directory without .claude-plugin/plugin.json naming
+// it is refused); Config.PluginDirs (CLAUDEOPS_PLUGIN_DIRS) go to every
+// channel. A guarded session never gets a plugin directory whole:
+// claudeproc builds its skills and reads its agents (operatorplugins.go).
 //
 // At launch (thread.Launcher) the part hands the channel's servers, with
 // their secrets, to claudeproc (Options.MCPServers), which passes them to
@@ -23,7 +27,8 @@
 // channel given none launches exactly as before. The servers' tools are
 // asked about like any tool (can_use_tool).
 //
-// Files: config.go: Config, the file's format and Load; mcpservers.go:
+// Files: config.go: Config, the file's format and Load; plugins.go: the
+// plugins, from the file and CLAUDEOPS_PLUGIN_DIRS; mcpservers.go:
 // the Extension, its Launcher and which servers a channel gets (the
 // file's, admins', the setting's);
 // commands.go: `mcp`.

@@ -53,7 +53,7 @@ type part struct {
 }
 
 // BeforeLaunch implements thread.Launcher: the channel's servers, their
-// secrets read now, and the plugin directories; nothing for a channel
+// secrets read now, and its plugin directories; nothing for a channel
 // given none. A server whose secret cannot be read is left out, and the
 // thread told.
 func (p *part) BeforeLaunch(ctx context.Context, l *thread.Launch) {
@@ -69,7 +69,22 @@ func (p *part) BeforeLaunch(ctx context.Context, l *thread.Launch) {
 		}
 		l.MCPServers[s.Name] = cfg
 	}
-	l.PluginDirs = append(l.PluginDirs, p.ext.cat.PluginDirs...)
+	for _, pl := range p.plugins() {
+		l.PluginDirs = append(l.PluginDirs, pl.Dir)
+	}
+}
+
+// plugins are the plugins the thread's channel gets (the file's channels,
+// CLAUDEOPS_PLUGIN_DIRS: every channel).
+func (p *part) plugins() []Plugin {
+	ref := p.t.Ref()
+	var out []Plugin
+	for _, pl := range p.ext.cat.Plugins {
+		if pl.For(ref.Channel, ref.ChannelKey()) {
+			out = append(out, pl)
+		}
+	}
+	return out
 }
 
 // given are the servers the thread's channel gets: by the file's

@@ -15,16 +15,18 @@ import (
 )
 
 // TestBeforeLaunch: a session gets its channel's servers, secrets read,
-// and the plugin directories; a channel given none launches as before; a
+// and its plugin directories (the file's for its channels,
+// CLAUDEOPS_PLUGIN_DIRS' for all); a channel given none launches as before; a
 // server whose secret is gone is left out and the thread told.
 func TestBeforeLaunch(t *testing.T) {
 	dir := t.TempDir()
 	secret := write(t, dir, "token", "tok")
+	plug := plugin(t, "ops")
 	file := write(t, dir, "servers.json", `{"mcpServers": {
 		"ops": {"command": "/bin/ops", "env": {"T": {"file": "`+secret+`"}}, "channels": ["C1"]},
 		"all": {"type": "http", "url": "https://x", "channels": ["*"]},
 		"docs": {"command": "/bin/docs", "channels": ["matrix/!room:hs"]}
-	}}`)
+	}, "plugins": [{"dir": "`+plug+`", "channels": ["C1"]}]}`)
 	for _, tt := range []struct {
 		name       string
 		plugins    []string
@@ -36,10 +38,11 @@ func TestBeforeLaunch(t *testing.T) {
 		told       bool
 	}{
 		{name: "nothing configured", ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}},
-		{name: "slack channel", file: file, ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, servers: []string{"all", "ops"}},
+		{name: "slack channel", file: file, ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, servers: []string{"all", "ops"}, plugDirs: []string{plug}},
+		{name: "slack channel and every channel's plugin", file: file, plugins: []string{dir}, ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, servers: []string{"all", "ops"}, plugDirs: []string{dir, plug}},
 		{name: "matrix room by key", file: file, ref: adapters.ThreadRef{Platform: "matrix", Channel: "!room:hs"}, servers: []string{"all", "docs"}},
 		{name: "plugins only", plugins: []string{dir}, ref: adapters.ThreadRef{Platform: "slack", Channel: "C9"}, plugDirs: []string{dir}},
-		{name: "secret gone", file: file, ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, servers: []string{"all"}, dropSecret: true, told: true},
+		{name: "secret gone", file: file, ref: adapters.ThreadRef{Platform: "slack", Channel: "C1"}, servers: []string{"all"}, plugDirs: []string{plug}, dropSecret: true, told: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			write(t, dir, "token", "tok")

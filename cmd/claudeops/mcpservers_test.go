@@ -66,7 +66,7 @@ func TestMCPServersChecks(t *testing.T) {
 				if err != nil {
 					t.Fatalf("unexpected problems:\n%v", err)
 				}
-				if len(c.mcp.Servers) != 1 || len(c.mcp.PluginDirs) != 1 {
+				if len(c.mcp.Servers) != 1 || len(c.mcp.Plugins) != 1 {
 					t.Errorf("loaded %+v", c.mcp)
 				}
 				// No session may read the file or its secrets: the sandbox
