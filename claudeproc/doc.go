@@ -19,7 +19,13 @@
 //
 // It knows nothing of chat platforms or users. Behaviour is pinned to what
 // the real CLI does: the transcripts in testdata (cli-2.1.330, recorded
-// from the real CLI) are its contract.
+// from the real CLI) are its contract. Where versions differ the tests
+// accept each form: a message sent while a tool runs joins the same turn,
+// and the model gets it as a message of role "system" from 2.1.309 and
+// 2.1.330, as a text block beside the tool result from 2.1.332
+// (TestRealCLIMessageInjectedIntoToolStep); every result carries the
+// turn's own usage, model_usage_since_last_result, which the budgets rely
+// on (TestRealCLITurnUsage).
 //
 // # Files
 //

@@ -212,3 +212,38 @@ func TestRealCLIStreamedText(t *testing.T) {
 		t.Error("InTurn after result")
 	}
 }
+
+// TestRealCLITurnUsage: each result carries model_usage_since_last_result,
+// the turn's own usage per model, which no published SDK type declares and
+// which the budgets rely on (Result.TurnCostUSD; a CLI without it makes a
+// turn cost the session's total). A CLI that drops it fails here, not on a
+// user's bill: the second turn's cost is its own, below the session's.
+func TestRealCLITurnUsage(t *testing.T) {
+	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
+		return reply(fakeanthropic.Text("ok: " + req.LastUserText()))
+	})
+	p, r := c.start(nil)
+	from := 0
+	for i, prompt := range []string{"one", "two"} {
+		if err := p.SendText(prompt); err != nil {
+			t.Fatal(err)
+		}
+		ev, idx := r.waitFor(from, "result of "+prompt, isResult)
+		from = idx + 1
+		res := ev.(*Result)
+		if len(res.ModelUsageSinceLastResult) == 0 {
+			t.Fatalf("turn %d: no model_usage_since_last_result in %s", i+1, describe(res))
+		}
+		var tokens int64
+		for _, u := range res.ModelUsageSinceLastResult {
+			tokens += u.InputTokens + u.OutputTokens
+		}
+		turn := res.TurnCostUSD()
+		if tokens == 0 || turn <= 0 {
+			t.Errorf("turn %d: usage since the last result: %d tokens, $%g", i+1, tokens, turn)
+		}
+		if i == 1 && turn >= res.TotalCostUSD {
+			t.Errorf("turn 2 costs $%g, the session $%g: not the turn's own", turn, res.TotalCostUSD)
+		}
+	}
+}

@@ -215,12 +215,24 @@ func TestRealCLICloseMidTurn(t *testing.T) {
 }
 
 // TestRealCLIMessageInjectedIntoToolStep: a message sent while a tool runs
-// joins the same turn; the model sees it as a system message at its next
-// request (observed with the pinned CLI).
+// joins the same turn; the model sees it at its next request, in one of two
+// forms: 2.1.309 and 2.1.330 send it as a message of role "system", 2.1.332
+// as a text block beside the tool result in the user message that carries
+// it. Either is accepted; the model must see it exactly once.
 func TestRealCLIMessageInjectedIntoToolStep(t *testing.T) {
+	const injected = "also mention the weather"
 	c := newCLI(t, func(ctx context.Context, req *fakeanthropic.Request) fakeanthropic.Reply {
 		if len(req.ToolResults()) > 0 {
-			return reply(fakeanthropic.Text("system said: " + strings.Join(req.SystemMessages(), " | ")))
+			var seen []string
+			for _, m := range req.SystemMessages() {
+				if strings.Contains(m, injected) {
+					seen = append(seen, "system: "+injected)
+				}
+			}
+			if strings.Contains(req.LastUserText(), injected) {
+				seen = append(seen, "beside the tool result: "+injected)
+			}
+			return reply(fakeanthropic.Text("seen as " + strings.Join(seen, " | ")))
 		}
 		return reply(fakeanthropic.ToolUse("Bash", map[string]string{"command": "sleep 2", "description": "wait"}))
 	})
@@ -232,12 +244,14 @@ func TestRealCLIMessageInjectedIntoToolStep(t *testing.T) {
 		a, ok := ev.(*Assistant)
 		return ok && a.Block.Type == "tool_use" && a.Block.Name == "Bash"
 	})
-	if err := p.Send(UserMessage{Text: "also mention the weather", UUID: "33333333-3333-4333-8333-333333333333"}); err != nil {
+	if err := p.Send(UserMessage{Text: injected, UUID: "33333333-3333-4333-8333-333333333333"}); err != nil {
 		t.Fatal(err)
 	}
 	ev, idx := r.waitFor(0, "result", isResult)
-	if res := ev.(*Result); !strings.Contains(res.Result, "also mention the weather") {
-		t.Errorf("result = %s", describe(res))
+	if res := ev.(*Result); strings.Count(res.Result, injected) != 1 {
+		t.Errorf("result = %s; want the message seen once, in one form", describe(res))
+	} else {
+		t.Logf("the model saw it %s", res.Result)
 	}
 	// Injected, not a turn of its own: no second result follows soon.
 	for _, ev := range r.snapshot()[idx+1:] {
