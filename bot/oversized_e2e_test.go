@@ -13,10 +13,9 @@ import (
 // while the bot reads Claude Code's lines up to the lowest cap it takes
 // (64 KiB): the CLI's can_use_tool line is over it. The request is denied
 // at once, saying why (the model reads it as the tool's result), the
-// thread is told so, and the turn goes on — not held to the turn limit.
-// (The turn's result line carries the denied input in its
-// permission_denials, so it is over the cap too: the turn's end is not
-// asserted here; see docs/OPERATIONS.md.)
+// thread is told so, and the turn goes on and ends — not at the turn
+// limit. (Its result line carries the denied input in permission_denials,
+// over the cap too: it is read with its long strings cut, shorten.go.)
 func TestConsoleOversizedApprovalDenied(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("0123456789abcdef", (100<<10)/16)
@@ -31,6 +30,7 @@ func TestConsoleOversizedApprovalDenied(t *testing.T) {
 	h.say("write a big file")
 	h.expect(`^\[main\] \* Claude Code asked to use Write with a request of \d+ bytes, over the limit of 65536 bytes .*: denied without being shown \(too large to show\)\.`)
 	h.expect(`claude: tool result: .*too large to show`)
+	h.expect(`^\[main\] — ✓`)
 	if d := time.Since(start); d > 2*time.Minute {
 		t.Errorf("the turn took %s", d)
 	}

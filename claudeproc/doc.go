@@ -57,7 +57,8 @@
 //     control request over the line cap (read from its head: the CLI
 //     writes type, request_id, then the request's subtype and tool_name
 //     before its input) denied or refused, one of an unknown subtype
-//     answered with an error.
+//     answered with an error; shorten.go: a result line over the cap
+//     read from a copy with its strings cut (the turn must end).
 //   - writer.go: user messages, control responses (allow, deny) and our
 //     own control requests (interrupt, set_permission_mode, set_model,
 //     initialize); control.go: their request_id multiplexing; mcp.go: the

@@ -25,6 +25,7 @@ type Reader struct {
 	dec *decoder
 	log *slog.Logger
 	buf []byte
+	sh  shortener // an over-cap line's copy with its strings cut (shorten.go)
 
 	mu       sync.Mutex
 	seenKind map[string]bool
@@ -72,6 +73,9 @@ func (r *Reader) Next() (Event, error) {
 			return nil, err
 		}
 		if int64(len(line)) < size {
+			if ev := r.shortResult(size); ev != nil {
+				return ev, nil
+			}
 			return r.truncated(line, size), nil
 		}
 		line = bytes.TrimSpace(line)
@@ -104,6 +108,25 @@ func (r *Reader) note(ev Event) {
 	}
 }
 
+// shortResult is the over-cap line decoded from its shortened copy, if
+// that copy fits the cap and is a result; else nil.
+func (r *Reader) shortResult(size int64) Event {
+	short, ok := r.sh.result()
+	if !ok {
+		return nil
+	}
+	if typ, _, ok := sniffType(short); !ok || typ != "result" {
+		return nil
+	}
+	ev := r.dec.decode(short)
+	if _, bad := ev.(*ParseError); bad {
+		return nil
+	}
+	r.log.Warn("claude: a result line over the cap was read with its long strings cut",
+		"original_size", size, "cap", r.max, "kept", len(short))
+	return ev
+}
+
 func (r *Reader) truncated(prefix []byte, size int64) *Truncated {
 	marker := fmt.Sprintf("[truncated: original_size=%d bytes]", size)
 	t := &Truncated{
@@ -130,6 +153,7 @@ func (r *Reader) readLine() ([]byte, int64, error) {
 		r.buf = nil
 	}
 	r.buf = r.buf[:0]
+	r.sh.active = false
 	var size int64
 	for {
 		frag, err := r.br.ReadSlice('\n')
@@ -138,6 +162,16 @@ func (r *Reader) readLine() ([]byte, int64, error) {
 			n-- // drop the newline
 		}
 		size += int64(n)
+		if size > int64(r.max) {
+			// Over the cap: the shortened copy gets the whole line, the
+			// head kept so far first.
+			if !r.sh.active {
+				r.sh.reset(r.max)
+				r.sh.active = true
+				r.sh.feed(r.buf)
+			}
+			r.sh.feed(frag[:n])
+		}
 		if room := r.max - len(r.buf); room > 0 {
 			take := min(room, n)
 			if err == nil && len(r.buf) == 0 && take == n {
