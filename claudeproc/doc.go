@@ -47,7 +47,10 @@
 //     message the CLI would make of it (RepoCommand); reposkills.go: the
 //     repository's skills built as a plugin the model may call (repo:<name>),
 //     only what describes them, shown read-only (a Mount, MountChecker);
-//     skillcalls.go: the process answers the model's Skill calls itself.
+//     operatorplugins.go: the operator's plugins, never given whole: their
+//     skills built beside the repository's (<plugin>:<name>), their agents
+//     read; skillcalls.go: the process answers the model's Skill calls
+//     itself.
 //   - reader.go: the tolerant NDJSON reader, its line cap (10 MiB by
 //     default); jsonscan.go: a line's type found without decoding it;
 //     decode.go, decode_stream.go, fastuser.go: lines to typed Events

@@ -39,7 +39,8 @@ import (
 //     repoagents.go);
 //   - --tools: only the tools Tools offers; every other one (scheduling,
 //     messaging other sessions, worktrees of the CLI's own, …) is off;
-//     Skill only with the repository's skills Start built (reposkills.go);
+//     Skill only with the skills Start built of the repository and the
+//     operator's plugins (reposkills.go, operatorplugins.go);
 //   - --strict-mcp-config: no MCP server but the host's own starts;
 //   - --settings: the CLI's automatic mode off (disableAutoMode: a launch
 //     in auto falls back to default and set_permission_mode auto is

@@ -66,10 +66,10 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// mcpProgramChecks: a stdio server's program and a plugin directory run
-// with the operator's trust (a plugin's hooks run unasked, a server gets
-// its secrets), so none may lie where sessions write: the working
-// directories.
+// mcpProgramChecks: a stdio server's program and a plugin directory come
+// with the operator's trust (a server gets its secrets; a plugin's skills
+// and agents reach the model, and an unguarded session would run its
+// hooks), so none may lie where sessions write: the working directories.
 func (c *config) mcpProgramChecks(cat *mcpservers.Catalog) []problem {
 	var bad []problem
 	for _, p := range cat.Programs() {
