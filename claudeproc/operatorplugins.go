@@ -2,7 +2,9 @@ package claudeproc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -23,8 +25,9 @@ import (
 const pluginManifest = ".claude-plugin/plugin.json"
 
 // PluginName is the name the plugin at dir gives itself in
-// .claude-plugin/plugin.json; err when there is none, or it is not a
-// plugin's name or is the repository's (SkillsPlugin).
+// .claude-plugin/plugin.json; err when there is none (it wraps
+// fs.ErrNotExist), or it is not a plugin's name or is the repository's
+// (SkillsPlugin).
 func PluginName(dir string) (string, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -41,20 +44,34 @@ func PluginName(dir string) (string, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return "", fmt.Errorf("%s: %w", pluginManifest, err)
 	}
-	switch {
-	case !commandName.MatchString(m.Name):
-		return "", fmt.Errorf("%s: name %q is not a plugin's name (letters, digits, _ . -)", pluginManifest, m.Name)
-	case m.Name == SkillsPlugin:
-		return "", fmt.Errorf("%s: the name %q is the repository's skills'", pluginManifest, m.Name)
+	return checkPluginName(m.Name)
+}
+
+// DirPluginName is the name the CLI gives the plugin at dir: its
+// manifest's, or without a manifest the directory's base name.
+func DirPluginName(dir string) (string, error) {
+	name, err := PluginName(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return checkPluginName(filepath.Base(dir))
 	}
-	return m.Name, nil
+	return name, err
+}
+
+func checkPluginName(name string) (string, error) {
+	switch {
+	case !commandName.MatchString(name):
+		return "", fmt.Errorf("%s: name %q is not a plugin's name (letters, digits, _ . -)", pluginManifest, name)
+	case name == SkillsPlugin:
+		return "", fmt.Errorf("%s: the name %q is the repository's skills'", pluginManifest, name)
+	}
+	return name, nil
 }
 
 // buildPluginSkills builds each operator plugin's skills in a directory of
 // dest, under the plugin's name; a plugin without a name is left out.
 func (o *Options) buildPluginSkills(log *slog.Logger, dest string) {
 	for i, d := range o.PluginDirs {
-		name, err := PluginName(d)
+		name, err := DirPluginName(d)
 		if err != nil {
 			log.Warn("plugin left out", "dir", d, "err", err)
 			continue
@@ -72,7 +89,7 @@ func (o *Options) buildPluginSkills(log *slog.Logger, dest string) {
 func (o *Options) pluginAgents(log *slog.Logger) map[string]repoAgent {
 	all := map[string]repoAgent{}
 	for _, d := range o.PluginDirs {
-		name, err := PluginName(d)
+		name, err := DirPluginName(d)
 		if err != nil {
 			log.Warn("plugin left out", "dir", d, "err", err)
 			continue

@@ -3,9 +3,7 @@ package mcpservers
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,10 +35,7 @@ func envPlugins(dirs []string) ([]Plugin, []string) {
 			bad = append(bad, fmt.Sprintf("CLAUDEOPS_PLUGIN_DIRS: %q is not an absolute path of a directory", d))
 			continue
 		}
-		name, err := claudeproc.PluginName(d)
-		if errors.Is(err, fs.ErrNotExist) {
-			name, err = filepath.Base(d), nil
-		}
+		name, err := claudeproc.DirPluginName(d)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("CLAUDEOPS_PLUGIN_DIRS: %q: %v", d, err))
 			continue
