@@ -50,7 +50,7 @@ func TestPluginName(t *testing.T) {
 func TestPluginSkillsBuilt(t *testing.T) {
 	named, bare := t.TempDir(), filepath.Join(t.TempDir(), "bare")
 	writeTree(t, named, map[string]string{
-		pluginManifest:          `{"name": "opsplug"}`,
+		pluginManifest:           `{"name": "opsplug"}`,
 		"skills/notes/SKILL.md":  "---\nname: notes\ndescription: Notes\nallowed-tools: Bash\nhooks: {}\n---\nBody\n",
 		"skills/hidden/SKILL.md": "---\nname: hidden\ndescription: H\ndisable-model-invocation: true\n---\nH\n",
 		"agents/deployer.md":     "---\nname: deployer\ndescription: Deploys\npermissionMode: bypassPermissions\n---\nYou deploy.\n",
