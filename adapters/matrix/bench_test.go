@@ -45,7 +45,7 @@ func BenchmarkMatrixReplyToFirstText(b *testing.B) {
 		h.waitBot(room, root, `^ok: .*`+text+`$`)
 		total += time.Since(start)
 		// The turn ends (its footer) before the next message.
-		if !h.alice.WaitFor(wait, func() bool { return len(h.botMessages(room, root, `^✓ `)) == i+2 }) {
+		if !h.alice.WaitFor(wait, func() bool { return len(h.botMessages(room, root, `(?m)^✓ .* turns?$`)) == i+2 }) {
 			b.Fatalf("turn %d did not end:\n%s", i+2, h.dump(room, root))
 		}
 	}
@@ -70,7 +70,7 @@ func BenchmarkMatrixEditsPer6000(b *testing.B) {
 		want := longAnswer(6000)
 		if !h.alice.WaitFor(wait, func() bool {
 			for _, m := range h.alice.Thread(room, root) {
-				if m.Sender == h.botUser.ID && m.Body == want {
+				if m.Sender == h.botUser.ID && withoutFooter(m.Body) == want {
 					return true
 				}
 			}

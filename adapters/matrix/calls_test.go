@@ -22,7 +22,7 @@ type eventsCase struct {
 
 var eventsCases = []eventsCase{
 	{"short", "short", 2},
-	{"short/deltas", "deltas", 3},
+	{"short/deltas", "deltas", 2},
 	{"streamed", "streamed", 6},
 	{"6000chars", "stream 6000", 6},
 }
@@ -75,18 +75,22 @@ func eventsPerTurn(tb testing.TB, h *harness, c eventsCase, n int) float64 {
 	return float64(events) / float64(n)
 }
 
-func eventsHarness(tb testing.TB) *harness {
+// eventsHarness: hold is the adapter's FinalHold (0: its default).
+func eventsHarness(tb testing.TB, hold time.Duration) *harness {
 	return newHarness(tb, options{script: eventsScript(), mod: func(bc *bot.Config, mc *matrix.Config) {
 		bc.MaxSessions = 64
 		mc.EditInterval = 1500 * time.Millisecond
+		mc.FinalHold = hold
 	}})
 }
 
 // TestEventsPerTurn holds the bot's events per turn (its messages and
 // their edits in the room on Dendrite) to what BenchmarkEventsPerTurn
-// measures (docs/PERFORMANCE.md).
+// measures (docs/PERFORMANCE.md). A final text waits for its footer up to
+// 2 s here, not the default: the test holds the mechanism whatever this
+// machine's load; the benchmark measures the default.
 func TestEventsPerTurn(t *testing.T) {
-	h := eventsHarness(t)
+	h := eventsHarness(t, 2*time.Second)
 	for _, c := range eventsCases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := eventsPerTurn(t, h, c, 2); got > float64(c.most) {
@@ -101,7 +105,7 @@ func TestEventsPerTurn(t *testing.T) {
 // 6,000-character answer; default edit interval (1.5 s). One op is one
 // turn in a new thread.
 func BenchmarkEventsPerTurn(b *testing.B) {
-	h := eventsHarness(b)
+	h := eventsHarness(b, 0)
 	for _, c := range eventsCases {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportMetric(eventsPerTurn(b, h, c, b.N), "events/turn")

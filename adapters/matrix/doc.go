@@ -36,7 +36,9 @@
 //   - post.go: m.notice posts and m.replace edits through the outbox
 //     editor, a run of tool lines in one status event (revive.go: a tool
 //     line's ref names its event and line, so that the next run can end
-//     it, reading the event's latest edit back); render.go: Markdown to HTML; sanitize.go: formatted_body
+//     it, reading the event's latest edit back; a text's final edit held
+//     briefly, outbox.Editor.Hold); footer.go: the turn's footer as the
+//     last paragraph of that held edit (one event fewer); render.go: Markdown to HTML; sanitize.go: formatted_body
 //     through an allowlist sanitizer; typing.go: the typing notice as
 //     status; notify.go: a notification.
 //   - prompts.go and promptview.go: approvals as reactions the bot

@@ -181,6 +181,13 @@ func (h *harness) waitBot(room id.RoomID, root id.EventID, pattern string) dendr
 	return found
 }
 
+// footerTail is a turn's footer at the end of its final text's event: it
+// rides in the text's final edit when it comes soon after (footer.go).
+var footerTail = regexp.MustCompile(`\n\n[✓✗] [^\n]*$`)
+
+// withoutFooter is body without a footer at its end.
+func withoutFooter(body string) string { return footerTail.ReplaceAllString(body, "") }
+
 func (h *harness) botMessages(room id.RoomID, root id.EventID, pattern string) []dendrite.Message {
 	re := regexp.MustCompile(pattern)
 	var out []dendrite.Message

@@ -54,6 +54,10 @@ type Config struct {
 	// EditInterval is the least time between two edits of one message
 	// (default 1.5 s: Synapse's default rate limit is 0.2/s with a burst of 10).
 	EditInterval time.Duration `env:"CLAUDEOPS_MATRIX_EDIT_INTERVAL" envDefault:"1500ms"`
+	// FinalHold is how long a text's final edit waits for the turn's
+	// footer to ride in it (default outbox.FinalHold; tests lengthen it
+	// to count the events whatever the machine's load).
+	FinalHold time.Duration
 	// TimelineLimit is how many events of a room one sync returns (default
 	// 100); more are fetched page by page (see backfill).
 	TimelineLimit int
@@ -129,6 +133,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.EditInterval <= 0 {
 		cfg.EditInterval = 1500 * time.Millisecond
+	}
+	if cfg.FinalHold <= 0 {
+		cfg.FinalHold = outbox.FinalHold
 	}
 	if cfg.TimelineLimit <= 0 {
 		cfg.TimelineLimit = 100

@@ -108,6 +108,9 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 	}
 	a.closeStatus(t)
 	if m.Kind == adapters.KindFooter {
+		if ref, ok := a.footerInHeld(ctx, t, m); ok {
+			return ref, nil
+		}
 		// The turn is over: the last state of its messages (tool lines,
 		// text) lands before the footer does.
 		if err := a.ed.FlushThread(ctx, string(t.Key()), true); err != nil {
@@ -115,7 +118,7 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 		}
 	}
 	p := &post{thread: t}
-	if err := a.show(ctx, p, messageMarkdown(m), m.Final); err != nil {
+	if err := a.show(ctx, p, messageMarkdown(m), m.Final, false); err != nil {
 		if len(p.ids) == 0 {
 			return adapters.MessageRef{}, err
 		}
@@ -134,8 +137,10 @@ func (d *direct) Post(ctx context.Context, t adapters.ThreadRef, m adapters.Mess
 // Edit implements adapters.Adapter. Edits are coalesced per event: the
 // latest content always lands, intermediate ones may be skipped. A final
 // edit is urgent: it is sent at once, ignoring the edit interval, and Edit
-// returns once it has landed, so that what the bot posts next (the footer)
-// comes after it.
+// returns once it has landed, so that what the bot posts next comes after
+// it. A text's final edit of its last event is held briefly instead
+// (outbox.Editor.Hold): the turn's footer rides in it (footer.go), and
+// anything else posted in the thread sends it first.
 func (d *direct) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.Message) error {
 	a := (*Adapter)(d)
 	if m.Kind == adapters.KindTool {
@@ -154,12 +159,13 @@ func (d *direct) Edit(ctx context.Context, ref adapters.MessageRef, m adapters.M
 		p = &post{thread: ref.Thread, ids: []id.EventID{id.EventID(ref.ID)}, shown: []string{""}}
 		a.posts.Put(ref.ID, p)
 	}
-	return a.show(ctx, p, messageMarkdown(m), m.Final)
+	return a.show(ctx, p, messageMarkdown(m), m.Final, m.Final && m.Kind == adapters.KindText)
 }
 
 // show brings p's events in line with md: changed parts are edited, new
-// parts are posted in the thread. With urgent, edits are sent at once.
-func (a *Adapter) show(ctx context.Context, p *post, md string, urgent bool) error {
+// parts are posted in the thread. With urgent, edits are sent at once;
+// with hold too, the last part's edit is held for the footer.
+func (a *Adapter) show(ctx context.Context, p *post, md string, urgent, hold bool) error {
 	parts := split(md)
 	if len(parts) == 0 {
 		parts = []part{{md: " ", c: content(" ")}}
@@ -167,6 +173,11 @@ func (a *Adapter) show(ctx context.Context, p *post, md string, urgent bool) err
 	room := id.RoomID(p.thread.Channel)
 	for i, pt := range parts {
 		if i < len(p.ids) {
+			if p.shown[i] != pt.md && hold && i == len(parts)-1 {
+				a.ed.Hold(string(p.thread.Key()), p.ids[i].String(), matrixEdit{room: room, content: editContent(p.ids[i], pt.c), md: pt.md})
+				p.shown[i] = pt.md
+				continue
+			}
 			if p.shown[i] != pt.md {
 				a.setEdit(room, p.thread.Key(), p.ids[i], pt.c, urgent)
 				p.shown[i] = pt.md
@@ -286,10 +297,12 @@ func (a *Adapter) OpenThread(ctx context.Context, channel string, m adapters.Mes
 	return threadRef(room, evID), nil
 }
 
-// matrixEdit is one m.replace edit, as the editor keeps it.
+// matrixEdit is one m.replace edit, as the editor keeps it; md is the
+// Markdown of a held text's part, for the footer to join.
 type matrixEdit struct {
 	room    id.RoomID
 	content *event.MessageEventContent
+	md      string
 }
 
 // editTries bounds how often one edit is tried before it is given up
@@ -301,6 +314,7 @@ const editTries = 3
 func newEditor(a *Adapter) *outbox.Editor[matrixEdit] {
 	return outbox.NewEditor(outbox.Config{
 		Interval: a.cfg.EditInterval,
+		Hold:     a.cfg.FinalHold,
 		Retry:    func(error) bool { return true },
 		Tries:    editTries,
 		Failed: func(evID string, err error) {

@@ -37,8 +37,8 @@ func TestModelHTMLIsSanitizedOnDendrite(t *testing.T) {
 	room := h.room(false)
 	root := h.mention(h.alice, room, "hostile")
 	// The plain body is the model's text as it is; edits are paced, so
-	// wait for the whole of it.
-	answer := h.waitBot(room, root, "^"+regexp.QuoteMeta(hostileAnswer)+"$")
+	// wait for the whole of it (the turn's footer may ride under it).
+	answer := h.waitBot(room, root, "^"+regexp.QuoteMeta(hostileAnswer)+"(\n\n✓ .*)?$")
 	h.waitBot(room, root, `✓ .* turn`)
 	for _, want := range []string{`<a href="https://example.org/ok">fine</a>`, `<a href="https://x.example/y.png">pic</a>`, "click"} {
 		if !strings.Contains(answer.FormattedBody, want) {

@@ -305,7 +305,7 @@ func TestLongAnswerArrivesWhole(t *testing.T) {
 			if m.Sender != h.botUser.ID || strings.HasPrefix(m.Body, "✓ ") {
 				continue
 			}
-			got.WriteString(m.Body)
+			got.WriteString(withoutFooter(m.Body))
 			parts++
 			edited += m.Edits
 		}

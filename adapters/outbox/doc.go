@@ -28,7 +28,7 @@
 //     long Slack text is several messages, Matrix shows a run of tool
 //     lines in one event, so pacing is per what the platform edits.
 //   - hold.go: a text's final edit held briefly (Hold, FinalHold) so that
-//     the turn's footer, which the result brings a few tens of ms later,
+//     the turn's footer, which comes tens to hundreds of ms later,
 //     travels with it in one call (TakeHeld); anything else shown in the
 //     thread first, Close or the deadline sends it as it is.
 //   - registry.go: a bounded LRU/TTL map for what an adapter remembers of

@@ -91,8 +91,13 @@ func (e *Editor[C]) TakeHeld(ctx context.Context, thread string) (id string, c C
 	return id, c, true, nil
 }
 
-// FinalHold is the hold the adapters use: longer than the real CLI's gap
-// between an answer's complete assistant line and its turn's result on an
-// idle machine (docs/PERFORMANCE.md, "Calls per turn"), short beside a
-// person's reading.
-const FinalHold = 100 * time.Millisecond
+// FinalHold is the hold the adapters use. What it must cover is not only
+// the real CLI's gap between an answer's complete assistant line and its
+// result (20–40 ms on average, up to ~80 ms, on a loaded machine) but also
+// the bot's recording of the turn before it shows the footer (two SQLite
+// commits, synchronous=FULL): from the final edit to the footer's post took
+// 25–290 ms at load 9.5 on 2 cores, 16 of 18 turns within 200 ms
+// (docs/PERFORMANCE.md, "The footer with the final edit"). When the footer
+// comes the text waits only for it; the full hold is spent only when
+// nothing follows the text for that long.
+const FinalHold = 200 * time.Millisecond
