@@ -5,3 +5,6 @@ package matrix
 // (and of the ref it gets) uses them. The mailroom's order and coalescing
 // are tested in adapters/outbox, and with the bot through the harness.
 func (a *Adapter) Direct() *direct { return (*direct)(a) }
+
+// OpenFence: whether a text would swallow a footer joined under it.
+var OpenFence = openFence

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"strings"
 
 	"maunium.net/go/mautrix/id"
 
@@ -13,7 +14,8 @@ import (
 // an edit and an event of its own: a short answer in several deltas costs
 // two events, its post and that edit. It reports whether it did; when the
 // two do not fit one event, or the edit fails, the final text is sent
-// alone and the footer goes as a message of its own.
+// alone and the footer goes as a message of its own; so too when the
+// text leaves a code block open, which would swallow the footer.
 func (a *Adapter) footerInHeld(ctx context.Context, t adapters.ThreadRef, m adapters.Message) (adapters.MessageRef, bool) {
 	evID, e, ok, err := a.ed.TakeHeld(ctx, string(t.Key()))
 	if err != nil {
@@ -23,7 +25,7 @@ func (a *Adapter) footerInHeld(ctx context.Context, t adapters.ThreadRef, m adap
 		return adapters.MessageRef{}, false
 	}
 	joined := e
-	if c := content(e.md + "\n\n" + messageMarkdown(m)); e.md != "" && fits(c) {
+	if c := content(e.md + "\n\n" + messageMarkdown(m)); e.md != "" && !openFence(e.md) && fits(c) {
 		joined.content = editContent(id.EventID(evID), c)
 		_, err := a.send(ctx, e.room, joined.content)
 		if err == nil {
@@ -35,4 +37,21 @@ func (a *Adapter) footerInHeld(ctx context.Context, t adapters.ThreadRef, m adap
 		a.log.Warn("matrix: edit message", "event", evID, "err", err)
 	}
 	return adapters.MessageRef{}, false
+}
+
+// openFence reports whether md ends inside a fenced code block.
+func openFence(md string) bool {
+	open := ""
+	for _, l := range strings.Split(md, "\n") {
+		l = strings.TrimLeft(l, " ")
+		for _, f := range []string{"```", "~~~"} {
+			switch {
+			case open == "" && strings.HasPrefix(l, f):
+				open = f
+			case open == f && strings.TrimRight(l, " ") == f:
+				open = ""
+			}
+		}
+	}
+	return open != ""
 }
