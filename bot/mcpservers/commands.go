@@ -16,7 +16,7 @@ func (e *Extension) Commands() []thread.Command {
 	return []thread.Command{{
 		Name: "mcp", Who: thread.Admins,
 		Usage: []string{"mcp", "mcp add <server>", "mcp remove <server>"},
-		Help:  "the operator's MCP servers this channel's sessions get; admins give the channel one the bot's configuration offers, or take back one they gave",
+		Help:  "the operator's MCP servers and plugins this channel's sessions get; admins give the channel one the bot's configuration offers, or take back one they gave",
 		Max:   2, Valid: validMCPArgs, Run: thread.Bind((*part).cmdMCP), After: "push",
 	}}
 }
