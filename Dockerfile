@@ -17,7 +17,7 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 
 # Keep in step with claudeproc.TestedVersion (TestVersionPinsAgree), and
 # CLAUDE_CLI_INTEGRITY with it.
-ARG CLAUDE_CLI_VERSION=2.1.330
+ARG CLAUDE_CLI_VERSION=2.1.332
 # The CLI's npm package @anthropic-ai/claude-code only chooses, at install
 # time, one of its per-platform packages; each holds the native executable
 # alone. That package's tarball is fetched from the registry and checked
@@ -26,7 +26,7 @@ ARG CLAUDE_CLI_VERSION=2.1.330
 # fails the build. To move the pin:
 #   npm view @anthropic-ai/claude-code-linux-x64@<version> dist.integrity
 ARG CLAUDE_CLI_PLATFORM=linux-x64
-ARG CLAUDE_CLI_INTEGRITY=sha512-9Gn+V7DtJ8M1nztP9CeDVl9g3RtrepI7rOFTyPRRnZe8D6zebIHKmC7OvBauucuAP0X0k85SDN/LPVZyjsGezQ==
+ARG CLAUDE_CLI_INTEGRITY=sha512-f4JWhzwYutJIHScC7/dYOPX6s28tt7ZADhsOi8zwOHq5fFPEuUeChh2NMfinSg0GrUckYxaeebC4h0DqiKzLcw==
 ARG NPM_REGISTRY=https://registry.npmjs.org
 # Build tags: goolm is pure-Go Olm for encrypted Matrix rooms (no libolm);
 # see the build stage for the runners' tags.

@@ -22,7 +22,7 @@ var (
 	MinVersion = Version{2, 1, 309}
 	// TestedVersion is the newest CLI the test suite ran against: the
 	// version the fixtures were captured from and the tests install.
-	TestedVersion = Version{2, 1, 330}
+	TestedVersion = Version{2, 1, 332}
 )
 
 // Version is a CLI version.

@@ -12,7 +12,7 @@ import (
 
 // Version is the pinned CLI version: the one scripts/test installs first
 // and Bin falls back to.
-const Version = "2.1.330"
+const Version = "2.1.332"
 
 // Bin returns the path of the CLI under test. It uses CLAUDEOPS_TEST_CLAUDE_BIN,
 // else the pinned copy scripts/test caches in <repo>/.cache. When neither exists
