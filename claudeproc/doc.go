@@ -59,8 +59,8 @@
 //     refuse.go: what cannot be passed on is answered at once — a
 //     control request over the line cap (read from its head: the CLI
 //     writes type, request_id, then the request's subtype and tool_name
-//     before its input) denied or refused, one of an unknown subtype
-//     answered with an error; shorten.go: a result line over the cap
+//     before its input) or not valid JSON denied or refused, one of an
+//     unknown subtype answered with an error; shorten.go: a result line over the cap
 //     read from a copy with its strings cut (the turn must end).
 //   - writer.go: user messages, control responses (allow, deny) and our
 //     own control requests (interrupt, set_permission_mode, set_model,

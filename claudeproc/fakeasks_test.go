@@ -20,6 +20,10 @@ func (f *fakeCLI) ask(text string) bool {
 		f.emitRaw([]byte(`{"type":"control_request","request_id":"req-big","request":{"subtype":"can_use_tool",` +
 			`"tool_name":"Write","display_name":"Write","input":` + string(input) +
 			`,"permission_suggestions":[],"tool_use_id":"toolu_big"}}`))
+	case "malformed-ask": // a stray byte after the request: not JSON
+		f.emitRaw([]byte(`{"type":"control_request","request_id":"req-bad","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"true"}}}}`))
+	case "malformed-future-ask":
+		f.emitRaw([]byte(`{"type":"control_request","request_id":"req-bad2","request":{"subtype":"fake_future_request","payload":{"a":1,}}}`))
 	case "future-ask":
 		f.emitRaw([]byte(`{"type":"control_request","request_id":"req-future","request":{"subtype":"fake_future_request","payload":{"a":1}}}`))
 	default:

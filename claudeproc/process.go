@@ -208,6 +208,7 @@ func (p *Process) readLoop() {
 			return
 		}
 		p.refuseTruncated(ev)
+		p.refuseMalformed(ev)
 		if p.screenMCP(ev) || p.decideSkill(ev) || p.refuseUnknown(ev) {
 			continue
 		}

@@ -42,7 +42,7 @@ func (p *Process) refuseTruncated(ev Event) {
 	if !ok || t.Type != "control_request" {
 		return
 	}
-	id, sub, tool := controlHead(t.Prefix)
+	id, sub, tool, _ := controlHead(t.Prefix)
 	t.RequestID, t.Subtype, t.ToolName = id, sub, tool
 	limit := p.opts.MaxLineBytes
 	if limit <= 0 {
@@ -75,12 +75,39 @@ func orUnnamed(tool string) string {
 	return tool
 }
 
-// controlHead reads a control_request line's envelope request_id and its
+// refuseMalformed answers a control request line that is not valid JSON
+// (a ParseError whose head reads as one): it cannot be decided, and
+// silence would hold the CLI's turn until the turn limit. A can_use_tool
+// is denied saying why, any other subtype gets an error; the ParseError
+// goes on to the thread as before. A line whose head names no request_id
+// cannot be answered.
+func (p *Process) refuseMalformed(ev Event) {
+	pe, ok := ev.(*ParseError)
+	if !ok {
+		return
+	}
+	id, sub, tool, typ := controlHead(pe.Line)
+	if typ != "control_request" || id == "" {
+		return
+	}
+	var err error
+	if sub == "can_use_tool" {
+		err = p.Deny(id, "Denied without asking anyone: Claude Code's "+orUnnamed(tool)+" request was not valid JSON, so it could not be shown to a person.", false)
+	} else {
+		err = p.RespondError(id, fmt.Sprintf("control request %q was not valid JSON", sub))
+	}
+	p.log.Warn("claude: a malformed control request was refused", "request", id, "subtype", sub, "tool", tool, "err", pe.Err)
+	if err != nil {
+		p.log.Warn("claude: answer a malformed control request", "request", id, "err", err)
+	}
+}
+
+// controlHead reads a control line's envelope type and request_id and its
 // request's subtype and tool_name from the line's head, which may be cut
 // anywhere. The CLI writes the envelope's fields, then the request's short
 // ones, before the input; only keys at their own depth count, so a key of
 // the same name inside the input is never taken.
-func controlHead(b []byte) (requestID, subtype, toolName string) {
+func controlHead(b []byte) (requestID, subtype, toolName, typ string) {
 	s := scanner{b: b}
 	fields := func(want map[string]*string, nested string, inner func()) bool {
 		s.ws()
@@ -119,8 +146,8 @@ func controlHead(b []byte) (requestID, subtype, toolName string) {
 			}
 		}
 	}
-	fields(map[string]*string{"request_id": &requestID}, "request", func() {
+	fields(map[string]*string{"request_id": &requestID, "type": &typ}, "request", func() {
 		fields(map[string]*string{"subtype": &subtype, "tool_name": &toolName}, "", nil)
 	})
-	return requestID, subtype, toolName
+	return requestID, subtype, toolName, typ
 }

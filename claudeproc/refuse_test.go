@@ -78,6 +78,37 @@ func TestUnknownControlRequestAnswered(t *testing.T) {
 	}
 }
 
+// TestMalformedControlRequestAnswered: a control request line that is not
+// valid JSON is answered at once — a can_use_tool denied saying why,
+// another subtype refused — to the request_id read from its head; the
+// thread still hears of the malformed line. A malformed line of another
+// type is not answered.
+func TestMalformedControlRequestAnswered(t *testing.T) {
+	t.Parallel()
+	p := startFake(t, fakeAsks, Options{})
+	for _, tc := range []struct{ ask, id, want string }{
+		{"malformed-ask", "req-bad", "deny"},
+		{"malformed-future-ask", "req-bad2", "error"},
+	} {
+		if err := p.SendText(tc.ask); err != nil {
+			t.Fatal(err)
+		}
+		waitEvent[*ParseError](t, p, evTimeout, nil)
+		r := answerWithin(t, p, 5*time.Second).Response
+		got := r.Subtype
+		if got == "success" {
+			got = r.Response.Behavior
+		}
+		if r.RequestID != tc.id || got != tc.want {
+			t.Fatalf("%s: the CLI got %+v; want %s to %s", tc.ask, r, tc.want, tc.id)
+		}
+		if tc.want == "deny" && !strings.Contains(r.Response.Message, "not valid JSON") {
+			t.Errorf("deny message %q does not say why", r.Response.Message)
+		}
+		waitEvent[*Result](t, p, evTimeout, nil)
+	}
+}
+
 // TestControlHead: the envelope's request_id and the request's subtype
 // and tool_name are read from the head of a cut line, at their own depth
 // only: a key of the same name inside the input is not taken.
@@ -94,7 +125,7 @@ func TestControlHead(t *testing.T) {
 		{"not an object", `["request_id","r3"`, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id, sub, tool := controlHead([]byte(tc.line))
+			id, sub, tool, _ := controlHead([]byte(tc.line))
 			if id != tc.id || sub != tc.sub || tool != tc.toolNam {
 				t.Errorf("controlHead = %q %q %q; want %q %q %q", id, sub, tool, tc.id, tc.sub, tc.toolNam)
 			}
