@@ -53,18 +53,30 @@ func (p *Process) refuseTruncated(ev Event) {
 			"subtype", sub, "size", t.OriginalSize)
 		return
 	}
+	var msg string
+	if sub == "can_use_tool" {
+		msg = fmt.Sprintf("Denied without asking anyone: this %s request is %d bytes, over the bot's limit of %d bytes for one message from Claude Code (CLAUDEOPS_MAX_LINE_BYTES), too large to show to a person for a decision. Make the change in smaller pieces.",
+			orUnnamed(tool), t.OriginalSize, limit)
+	} else {
+		msg = fmt.Sprintf("control request %q of %d bytes is over the bot's line limit of %d bytes", sub, t.OriginalSize, limit)
+	}
+	t.Refused = msg
+	p.refuseControl(id, sub, msg, "over the line cap", "tool", tool, "size", t.OriginalSize)
+}
+
+// refuseControl answers control request id, which cannot be passed on
+// (why), with msg: a can_use_tool is denied (the model reads msg as the
+// tool's result), any other subtype gets an error response.
+func (p *Process) refuseControl(id, sub, msg, why string, logArgs ...any) {
 	var err error
 	if sub == "can_use_tool" {
-		t.Refused = fmt.Sprintf("Denied without asking anyone: this %s request is %d bytes, over the bot's limit of %d bytes for one message from Claude Code (CLAUDEOPS_MAX_LINE_BYTES), too large to show to a person for a decision. Make the change in smaller pieces.",
-			orUnnamed(tool), t.OriginalSize, limit)
-		err = p.Deny(id, t.Refused, false)
+		err = p.Deny(id, msg, false)
 	} else {
-		t.Refused = fmt.Sprintf("control request %q of %d bytes is over the bot's line limit of %d bytes", sub, t.OriginalSize, limit)
-		err = p.RespondError(id, t.Refused)
+		err = p.RespondError(id, msg)
 	}
-	p.log.Warn("claude: a control request over the line cap was refused", "request", id, "subtype", sub, "tool", tool, "size", t.OriginalSize)
+	p.log.Warn("claude: a control request "+why+" was refused", append([]any{"request", id, "subtype", sub}, logArgs...)...)
 	if err != nil {
-		p.log.Warn("claude: answer a control request over the line cap", "request", id, "err", err)
+		p.log.Warn("claude: answer a control request "+why, "request", id, "err", err)
 	}
 }
 
@@ -90,16 +102,11 @@ func (p *Process) refuseMalformed(ev Event) {
 	if typ != "control_request" || id == "" {
 		return
 	}
-	var err error
+	msg := fmt.Sprintf("control request %q was not valid JSON", sub)
 	if sub == "can_use_tool" {
-		err = p.Deny(id, "Denied without asking anyone: Claude Code's "+orUnnamed(tool)+" request was not valid JSON, so it could not be shown to a person.", false)
-	} else {
-		err = p.RespondError(id, fmt.Sprintf("control request %q was not valid JSON", sub))
+		msg = "Denied without asking anyone: Claude Code's " + orUnnamed(tool) + " request was not valid JSON, so it could not be shown to a person."
 	}
-	p.log.Warn("claude: a malformed control request was refused", "request", id, "subtype", sub, "tool", tool, "err", pe.Err)
-	if err != nil {
-		p.log.Warn("claude: answer a malformed control request", "request", id, "err", err)
-	}
+	p.refuseControl(id, sub, msg, "that is not valid JSON", "tool", tool, "err", pe.Err)
 }
 
 // controlHead reads a control line's envelope type and request_id and its
